@@ -1,0 +1,109 @@
+// The `ruffian` command line: one subcommand per surface, each loaded lazily so that
+// `ruffian exec` never pays for loading llama.cpp.
+import { Command, CommanderError } from "commander";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { packageRoot } from "../paths.js";
+
+const version = (
+  JSON.parse(readFileSync(join(packageRoot, "package.json"), "utf8")) as { version: string }
+).version;
+
+/** Marks a subcommand whose behaviour a later issue delivers; it fails loudly rather than pretending. */
+function notYet(what: string): () => never {
+  return () => {
+    process.stderr.write(`ruffian: '${what}' is not implemented yet\n`);
+    process.exit(2);
+  };
+}
+
+export function buildProgram(): Command {
+  const program = new Command();
+  program
+    .name("ruffian")
+    .description(
+      "A language model that computes while it speaks: in-band C and Lisp VMs in the decode loop.",
+    )
+    .version(version)
+    .showHelpAfterError();
+
+  program
+    .command("demo")
+    .description("generate a short continuation from the shipped model, showing per-token entropy")
+    .option("-m, --model <path>", "GGUF model file (default: the shipped model)")
+    .option("-p, --prompt <text>", "prompt text", "Once upon a time")
+    .option("-n, --max-tokens <n>", "tokens to generate", "24")
+    .action(async (opts: { model?: string; prompt: string; maxTokens: string }) => {
+      const { demoCommand } = await import("./commands/demo.js");
+      await demoCommand(opts);
+    });
+
+  program
+    .command("run")
+    .description("generate with in-band VM regions, hooks and rewind (streams the text)")
+    .option("-m, --model <path>", "GGUF model file or hf: URI")
+    .option("-p, --prompt <text>", "prompt text")
+    .option("--hook <file>", "C hook program whose main() runs before generation")
+    .option("-n, --max-tokens <n>", "tokens to generate")
+    .option("--temp <t>", "sampling temperature")
+    .option("--seed <n>", "sampling seed")
+    .option("--events <file>", "write the event stream as JSON lines")
+    .action(notYet("run"));
+
+  program
+    .command("chat")
+    .description("interactive chat in the terminal with the VM in the loop")
+    .option("-m, --model <path>", "GGUF model file or hf: URI")
+    .option("--system <file>", "system prompt file")
+    .option("--few-shot <n>", "number of worked examples in the built-in system prompt")
+    .option("--no-tty", "plain output for pipes and scripts")
+    .action(notYet("chat"));
+
+  program
+    .command("exec")
+    .description("compile and run a C (or Lisp, CALC) program in the sandboxed VM")
+    .argument("[file]", "source file, or - for standard input")
+    .option("-e, --expr <code>", "code given on the command line")
+    .option("--lang <lang>", "c, lisp or calc", "c")
+    .option("--profile <name>", "sandbox profile: tiny, small, medium, large, huge")
+    .option("--stats", "print compile/run statistics")
+    .option("--json", "print the whole result as JSON")
+    .action(notYet("exec"));
+
+  program
+    .command("serve")
+    .description("OpenAI-compatible HTTP server with the web UI")
+    .option("-m, --model <path>", "GGUF model file or hf: URI")
+    .option("--host <host>", "address to listen on", "127.0.0.1")
+    .option("--port <port>", "port to listen on", "8080")
+    .action(notYet("serve"));
+
+  program
+    .command("eval")
+    .description("measure how well a model uses the VM on a question set")
+    .option("-m, --model <path>", "GGUF model file or hf: URI")
+    .option("--set <name>", "question set")
+    .action(notYet("eval"));
+
+  program
+    .command("pull")
+    .description("download a model (hf:owner/repo/file.gguf) into the model cache")
+    .argument("<uri>", "hf: URI of the model")
+    .action(notYet("pull"));
+
+  program.command("models").description("list cached models").action(notYet("models"));
+
+  return program;
+}
+
+export async function runCli(argv: string[]): Promise<void> {
+  const program = buildProgram();
+  program.exitOverride();
+  try {
+    await program.parseAsync(argv);
+  } catch (err) {
+    if (err instanceof CommanderError) process.exit(err.exitCode);
+    process.stderr.write(`ruffian: ${(err as Error).message}\n`);
+    process.exit(1);
+  }
+}

@@ -1,0 +1,25 @@
+// Locations inside the installed package (models, web assets), resolved from this file,
+// never from the current directory, so `npx ruffian` works from anywhere.
+import { fileURLToPath } from "node:url";
+import { dirname, join, resolve } from "node:path";
+import { existsSync } from "node:fs";
+
+/** Walks up from this module to the folder holding Ruffian's own package.json. */
+function findPackageRoot(): string {
+  let dir = dirname(fileURLToPath(import.meta.url));
+  for (;;) {
+    if (existsSync(join(dir, "package.json")) && existsSync(join(dir, "models"))) return dir;
+    const parent = resolve(dir, "..");
+    if (parent === dir) throw new Error("ruffian: cannot locate the package root");
+    dir = parent;
+  }
+}
+
+export const packageRoot = findPackageRoot();
+export const modelsDir = join(packageRoot, "models");
+
+/** The plain-text model shipped with the package (llama2.c stories260K, MIT). */
+export const storiesModelPath = join(modelsDir, "stories260K.gguf");
+
+/** The model used when the user names none. */
+export const defaultModelPath = storiesModelPath;
