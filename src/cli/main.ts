@@ -29,11 +29,12 @@ export function buildProgram(): Command {
 
   program
     .command("demo")
-    .description("generate a short continuation from the shipped model, showing per-token entropy")
+    .description("a tour on the shipped model: per-token entropy, in-band C, hooks, rewind")
     .option("-m, --model <path>", "GGUF model file (default: the shipped model)")
     .option("-p, --prompt <text>", "prompt text", "Once upon a time")
     .option("-n, --max-tokens <n>", "tokens to generate", "24")
-    .action(async (opts: { model?: string; prompt: string; maxTokens: string }) => {
+    .option("--part <name>", "show one part only: entropy, vm, steer or rewind")
+    .action(async (opts: import("./commands/demo.js").DemoOptions) => {
       const { demoCommand } = await import("./commands/demo.js");
       await demoCommand(opts);
     });
@@ -41,14 +42,22 @@ export function buildProgram(): Command {
   program
     .command("run")
     .description("generate with in-band VM regions, hooks and rewind (streams the text)")
-    .option("-m, --model <path>", "GGUF model file or hf: URI")
-    .option("-p, --prompt <text>", "prompt text")
+    .option("-m, --model <path>", "GGUF model file or hf: URI (default: the shipped model)")
+    .requiredOption("-p, --prompt <text>", "prompt text")
     .option("--hook <file>", "C hook program whose main() runs before generation")
-    .option("-n, --max-tokens <n>", "tokens to generate")
-    .option("--temp <t>", "sampling temperature")
+    .option("-n, --max-tokens <n>", "tokens to generate", "128")
+    .option("--temp <t>", "sampling temperature (0 = greedy)", "0")
+    .option("--top-k <k>", "keep the k most likely tokens")
+    .option("--top-p <p>", "nucleus sampling mass")
     .option("--seed <n>", "sampling seed")
+    .option("--raw", "send the prompt as plain text, without the model's chat template")
+    .option("--no-inject", "detect regions but do not run them or inject results")
     .option("--events <file>", "write the event stream as JSON lines")
-    .action(notYet("run"));
+    .option("--stats", "print generation statistics to stderr")
+    .action(async (opts: import("./commands/run.js").RunOptions) => {
+      const { runCommand } = await import("./commands/run.js");
+      process.exitCode = await runCommand(opts);
+    });
 
   program
     .command("chat")
@@ -68,7 +77,10 @@ export function buildProgram(): Command {
     .option("--profile <name>", "sandbox profile: tiny, small, medium, large, huge")
     .option("--stats", "print compile/run statistics")
     .option("--json", "print the whole result as JSON")
-    .action(notYet("exec"));
+    .action(async (file: string | undefined, opts: import("./commands/exec.js").ExecOptions) => {
+      const { execCommand } = await import("./commands/exec.js");
+      process.exitCode = await execCommand(file, opts);
+    });
 
   program
     .command("serve")
@@ -81,9 +93,17 @@ export function buildProgram(): Command {
   program
     .command("eval")
     .description("measure how well a model uses the VM on a question set")
-    .option("-m, --model <path>", "GGUF model file or hf: URI")
-    .option("--set <name>", "question set")
-    .action(notYet("eval"));
+    .option("-m, --model <path>", "GGUF model file or hf: URI (default: the shipped model)")
+    .option("--set <file>", "JSON-lines question set (default: eval/nano-questions.jsonl)")
+    .option("--limit <n>", "evaluate only the first n questions")
+    .option("--parallel <n>", "sequences decoded together", "8")
+    .option("-n, --max-tokens <n>", "token budget per answer", "200")
+    .option("--no-inject", "detect regions but inject nothing: the model must guess results")
+    .option("--json <file>", "write the full report with every answer")
+    .action(async (opts: import("./commands/eval.js").EvalCommandOptions) => {
+      const { evalCommand } = await import("./commands/eval.js");
+      process.exitCode = await evalCommand(opts);
+    });
 
   program
     .command("pull")

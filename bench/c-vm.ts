@@ -1,0 +1,283 @@
+// C VM speed: compile latency and run time of bench/programs/*.c against gcc -O2 and tcc -run
+// measured in the same run, plus the compile latency of a 30-line block. Run: node dist/bench/c-vm.js
+import { spawnSync } from "node:child_process";
+import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { cpus, loadavg, tmpdir } from "node:os";
+import { join } from "node:path";
+import { packageRoot } from "../src/paths.js";
+import { runC } from "../src/vm/index.js";
+
+const RUNS = Math.max(1, Number(process.env.BENCH_RUNS ?? 3));
+const programsDir = join(packageRoot, "bench", "programs");
+const work = mkdtempSync(join(tmpdir(), "ruffian-bench-c-"));
+const EMPTY_PROGRAM = "int main() { return 0; }\n";
+
+/** A typical block a model writes in one fenced region: a few helpers, loops, printf. */
+const THIRTY_LINE_BLOCK = `#include <stdio.h>
+int gcd(int a, int b) {
+    while (b != 0) {
+        int t = b;
+        b = a % b;
+        a = t;
+    }
+    return a;
+}
+int is_prime(int n) {
+    if (n < 2) return 0;
+    for (int d = 2; d * d <= n; d++)
+        if (n % d == 0) return 0;
+    return 1;
+}
+int main() {
+    int primes = 0, g = 0;
+    long sum = 0;
+    for (int i = 1; i <= 100; i++) {
+        if (is_prime(i)) {
+            primes++;
+            sum += i;
+        }
+        g += gcd(i, 36);
+    }
+    double mean = (double)sum / primes;
+    printf("%d primes, sum %ld, mean %.2f\\n", primes, sum, mean);
+    printf("gcd total %d\\n", g);
+    return 0;
+}
+`;
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+}
+
+function percentile(values: number[], p: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))]!;
+}
+
+function toolAvailable(command: string, args: string[]): boolean {
+  return spawnSync(command, args, { encoding: "utf8" }).status === 0;
+}
+
+interface Timed {
+  wallMs: number;
+  /** User + system CPU time of the child (and its children), from bash's `times`. */
+  cpuMs: number;
+  stdout: string;
+}
+
+function parseTimes(line: string): number {
+  return line
+    .trim()
+    .split(/\s+/)
+    .reduce((total, field) => {
+      const m = /^(\d+)m([\d.]+)s$/.exec(field);
+      return m ? total + (Number(m[1]) * 60 + Number(m[2])) * 1000 : total;
+    }, 0);
+}
+
+/** Wall time (spawn to exit) and CPU time of one child process. */
+function timeProcess(command: string, args: string[]): Timed {
+  const script = '"$@"; status=$?; times >&2; exit $status';
+  const started = process.hrtime.bigint();
+  const run = spawnSync("bash", ["-c", script, "bash", command, ...args], {
+    encoding: "latin1",
+    maxBuffer: 64 * 1024 * 1024,
+  });
+  const wallMs = Number(process.hrtime.bigint() - started) / 1e6;
+  if (run.status !== 0) throw new Error(`${command} ${args.join(" ")} failed: ${run.stderr}`);
+  const lines = run.stderr.trim().split("\n");
+  return { wallMs, cpuMs: parseTimes(lines[lines.length - 1] ?? ""), stdout: run.stdout };
+}
+
+function writeSource(name: string, source: string): string {
+  const path = join(work, `${name}.c`);
+  writeFileSync(path, source);
+  return path;
+}
+
+function gccBinary(name: string, source: string): string {
+  const bin = join(work, `${name}.gcc`);
+  const compile = spawnSync("gcc", ["-O2", "-w", "-o", bin, writeSource(name, source), "-lm"], {
+    encoding: "utf8",
+  });
+  if (compile.status !== 0) throw new Error(`gcc failed on ${name}: ${compile.stderr}`);
+  return bin;
+}
+
+interface Cost {
+  wallMs: number;
+  cpuMs: number;
+}
+
+/** What starting an empty program costs, subtracted from every native measurement. */
+function baseline(command: string, args: string[]): Cost {
+  const runs = Array.from({ length: 7 + RUNS }, () => timeProcess(command, args)).slice(2);
+  return { wallMs: median(runs.map((r) => r.wallMs)), cpuMs: median(runs.map((r) => r.cpuMs)) };
+}
+
+interface Row {
+  name: string;
+  compileMs: number;
+  run: Cost;
+  gcc: Cost | undefined;
+  tcc: Cost | undefined;
+  note: string;
+}
+
+interface Peers {
+  gcc: boolean;
+  tcc: boolean;
+  gccBaseline: Cost;
+  tccBaseline: Cost;
+}
+
+function medianCost(costs: Cost[], base: Cost): Cost | undefined {
+  if (costs.length === 0) return undefined;
+  return {
+    wallMs: Math.max(0, median(costs.map((c) => c.wallMs)) - base.wallMs),
+    cpuMs: Math.max(0, median(costs.map((c) => c.cpuMs)) - base.cpuMs),
+  };
+}
+
+/** One warm-up round, then RUNS rounds of VM, gcc and tcc back to back, so that load from other
+ * processes on the machine falls on all three alike. */
+function measure(name: string, source: string, peers: Peers): Row {
+  const gccBin = peers.gcc ? gccBinary(name, source) : "";
+  const tccSource = writeSource(name, source);
+  const vmCompile: number[] = [];
+  const vmRun: Cost[] = [];
+  const gcc: Cost[] = [];
+  const tcc: Cost[] = [];
+  const notes: string[] = [];
+  for (let round = 0; round <= RUNS; round++) {
+    const cpuBefore = process.cpuUsage();
+    const outcome = runC(source, { profile: "huge" });
+    const cpu = process.cpuUsage(cpuBefore);
+    if (!outcome.ok) throw new Error(`${name}: ${outcome.error.kind}: ${outcome.error.message}`);
+    const native = peers.gcc ? timeProcess(gccBin, []) : undefined;
+    const tccRun = peers.tcc ? timeProcess("tcc", ["-run", tccSource, "-lm"]) : undefined;
+    if (round === 0) {
+      if (native && native.stdout !== outcome.stdout) notes.push("VM output differs from gcc");
+      if (tccRun && tccRun.stdout !== outcome.stdout) notes.push("VM output differs from tcc");
+      continue;
+    }
+    // runC's CPU time is split between compile and run in proportion to their wall times.
+    const { compileMs, runMs } = outcome.stats;
+    const cpuMs = (cpu.user + cpu.system) / 1000;
+    vmCompile.push(compileMs);
+    vmRun.push({ wallMs: runMs, cpuMs: (cpuMs * runMs) / Math.max(1e-9, compileMs + runMs) });
+    if (native) gcc.push(native);
+    if (tccRun) tcc.push(tccRun);
+  }
+  return {
+    name,
+    compileMs: median(vmCompile),
+    run: medianCost(vmRun, { wallMs: 0, cpuMs: 0 })!,
+    gcc: medianCost(gcc, peers.gccBaseline),
+    tcc: medianCost(tcc, peers.tccBaseline),
+    note: notes.join("; "),
+  };
+}
+
+function fmt(ms: number | undefined): string {
+  if (ms === undefined) return "-";
+  return ms >= 100 ? ms.toFixed(0) : ms >= 10 ? ms.toFixed(1) : ms.toFixed(2);
+}
+
+function ratio(vm: number, peer: number | undefined): number | undefined {
+  return peer === undefined || peer <= 0 ? undefined : vm / peer;
+}
+
+function fmtRatio(r: number | undefined): string {
+  return r === undefined ? "-" : `${r.toFixed(2)}x`;
+}
+
+function geomean(values: (number | undefined)[]): string {
+  const xs = values.filter((v): v is number => v !== undefined && v > 0);
+  if (xs.length === 0) return "-";
+  return fmtRatio(Math.exp(xs.reduce((s, v) => s + Math.log(v), 0) / xs.length));
+}
+
+function pad(cells: string[], widths: number[]): string {
+  return cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join("  ");
+}
+
+function printTable(rows: Row[], kind: keyof Cost, title: string): void {
+  const widths = [14, 11, 10, 10, 10, 8, 8];
+  console.log(title);
+  console.log(
+    pad(["program", "VM compile", "VM run", "gcc -O2", "tcc -run", "VM/gcc", "VM/tcc"], widths),
+  );
+  const gccRatios: (number | undefined)[] = [];
+  const tccRatios: (number | undefined)[] = [];
+  for (const r of rows) {
+    const vm = r.run[kind];
+    const g = ratio(vm, r.gcc?.[kind]);
+    const t = ratio(vm, r.tcc?.[kind]);
+    gccRatios.push(g);
+    tccRatios.push(t);
+    const cells = [r.name, fmt(r.compileMs), fmt(vm), fmt(r.gcc?.[kind]), fmt(r.tcc?.[kind])];
+    console.log(
+      pad([...cells, fmtRatio(g), fmtRatio(t)], widths) + (r.note ? `  (${r.note})` : ""),
+    );
+  }
+  console.log(pad(["geomean", "", "", "", "", geomean(gccRatios), geomean(tccRatios)], widths));
+  console.log("");
+}
+
+function main(): void {
+  const hasGcc = toolAvailable("gcc", ["--version"]);
+  const hasTcc = toolAvailable("tcc", ["-v"]);
+  const none: Cost = { wallMs: 0, cpuMs: 0 };
+  const gccBaseline = hasGcc ? baseline(gccBinary("empty", EMPTY_PROGRAM), []) : none;
+  const tccBaseline = hasTcc
+    ? baseline("tcc", ["-run", writeSource("empty-tcc", EMPTY_PROGRAM)])
+    : none;
+  const peers: Peers = { gcc: hasGcc, tcc: hasTcc, gccBaseline, tccBaseline };
+  const rows = readdirSync(programsDir)
+    .filter((f) => f.endsWith(".c"))
+    .sort()
+    .map((file) =>
+      measure(file.slice(0, -2), readFileSync(join(programsDir, file), "latin1"), peers),
+    );
+
+  console.log(
+    `C VM benchmark, ${new Date().toISOString().slice(0, 16)}Z, ${cpus().length} cores ` +
+      `(${cpus()[0]?.model ?? "?"}), load average ${loadavg()[0]!.toFixed(1)}, node ${process.version}`,
+  );
+  console.log(
+    `median of ${RUNS} interleaved rounds (VM, gcc, tcc) after one warm-up; all times in ms. ` +
+      `VM compile/run = VmStats.compileMs/runMs (profile huge). Native times are minus an empty ` +
+      `program's (gcc ${fmt(gccBaseline.wallMs)} wall/${fmt(gccBaseline.cpuMs)} cpu, tcc -run ` +
+      `${fmt(tccBaseline.wallMs)}/${fmt(tccBaseline.cpuMs)}); tcc -run includes tcc's own compile.` +
+      (hasGcc ? "" : " gcc not found.") +
+      (hasTcc ? "" : " tcc not found."),
+  );
+  console.log("");
+  printTable(rows, "cpuMs", "CPU time (user+sys; VM's split compile/run by wall share):");
+  printTable(rows, "wallMs", "Wall-clock time:");
+
+  const compileTimes: number[] = [];
+  const wallTimes: number[] = [];
+  for (let i = 0; i < 50; i++) runC(THIRTY_LINE_BLOCK);
+  for (let i = 0; i < 500; i++) {
+    const started = performance.now();
+    const outcome = runC(THIRTY_LINE_BLOCK);
+    wallTimes.push(performance.now() - started);
+    if (!outcome.ok) throw new Error(`30-line block failed: ${outcome.error.message}`);
+    compileTimes.push(outcome.stats.compileMs);
+  }
+  console.log(
+    `30-line block (default profile), 500 runs after 50 warm-up: compile median ` +
+      `${fmt(median(compileTimes))} ms, p90 ${fmt(percentile(compileTimes, 0.9))} ms; ` +
+      `whole runC median ${fmt(median(wallTimes))} ms`,
+  );
+}
+
+try {
+  main();
+} finally {
+  rmSync(work, { recursive: true, force: true });
+}

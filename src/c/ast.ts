@@ -1,0 +1,162 @@
+// The typed syntax tree the parser builds and the code generator walks, plus the symbol
+// tables (variables, functions, typedefs, tags) that a session carries from block to block.
+import type { Member, Type } from "./types.js";
+
+export type NodeKind =
+  // expressions
+  | "num"
+  | "str"
+  | "var"
+  | "funcref"
+  | "binary"
+  | "logand"
+  | "logor"
+  | "assign"
+  | "opassign"
+  | "incdec"
+  | "comma"
+  | "cond"
+  | "neg"
+  | "not"
+  | "bitnot"
+  | "addr"
+  | "deref"
+  | "member"
+  | "cast"
+  | "call"
+  /** A call to a name not declared yet (resolved at the end of the block). */
+  | "unresolved"
+  // statements
+  | "block"
+  | "exprstmt"
+  | "return"
+  | "if"
+  | "for"
+  | "do"
+  | "switch"
+  | "case"
+  | "break"
+  | "continue"
+  | "decl"
+  | "null";
+
+export type BinOp =
+  | "+"
+  | "-"
+  | "*"
+  | "/"
+  | "%"
+  | "<<"
+  | ">>"
+  | "&"
+  | "|"
+  | "^"
+  | "=="
+  | "!="
+  | "<"
+  | "<="
+  | ">"
+  | ">=";
+
+/** Locals bigger than this (e.g. `int sieve[2000000]`) live on the heap for the call's duration,
+ * so a small shadow stack still runs programs that declare big arrays in main. */
+export const LARGE_LOCAL_BYTES = 64 * 1024;
+
+export interface Var {
+  name: string;
+  ty: Type;
+  global: boolean;
+  /** Global: its fixed address in VM memory. */
+  addr: number;
+  /** Local whose address is taken (or an array/struct): it lives in the shadow-stack frame. */
+  inMemory: boolean;
+  isParam: boolean;
+  /** Unique per function, used by the code generator to find the wasm local or frame slot. */
+  id: number;
+}
+
+/** An initializer tree: a scalar expression, or one entry per element/member (zeros elsewhere). */
+export interface Initializer {
+  ty: Type;
+  expr?: Node;
+  /** For aggregates: [offset-relative initializer, element/member offset]. */
+  items?: { offset: number; init: Initializer }[];
+  /** char array initialized from a string literal. */
+  bytes?: number[];
+}
+
+export interface SwitchCase {
+  value: bigint | null; // null: default
+  node: Node;
+}
+
+export interface Node {
+  kind: NodeKind;
+  line: number;
+  col: number;
+  ty?: Type;
+  op?: BinOp;
+  lhs?: Node;
+  rhs?: Node;
+  cond?: Node;
+  then?: Node;
+  els?: Node;
+  init?: Node;
+  inc?: Node;
+  body?: Node[];
+  args?: Node[];
+  v?: Var;
+  /** call: the callee's name when it is called directly (user function, library or intrinsic). */
+  callee?: string;
+  /** call through a pointer / callee function type. */
+  fnTy?: Type;
+  ival?: bigint;
+  fval?: number;
+  bytes?: number[];
+  /** str: address of the literal in VM memory, assigned once at parse time. */
+  addr?: number;
+  member?: Member;
+  /** incdec: +1/-1 and whether the new value is the result. */
+  delta?: number;
+  prefix?: boolean;
+  /** opassign: the type the arithmetic happens in. */
+  opTy?: Type;
+  initializer?: Initializer;
+  cases?: SwitchCase[];
+  /** case: the constant value, null for default. */
+  caseValue?: bigint | null;
+}
+
+export interface Func {
+  name: string;
+  ty: Type;
+  params: Var[];
+  locals: Var[];
+  body: Node | null;
+  line: number;
+  col: number;
+  /** Names of functions (user, library, intrinsic) this one calls or takes the address of. */
+  refs: Map<string, { line: number; col: number }>;
+  isStatic: boolean;
+  /** Calls through a function pointer (so it may recurse in ways the call graph cannot show). */
+  indirect?: boolean;
+}
+
+/** Symbols visible at file scope; a session keeps one and every block extends a copy of it. */
+export class GlobalScope {
+  vars = new Map<string, Var>();
+  funcs = new Map<string, Func>();
+  typedefs = new Map<string, Type>();
+  tags = new Map<string, Type>();
+  enumConsts = new Map<string, bigint>();
+
+  clone(): GlobalScope {
+    const g = new GlobalScope();
+    g.vars = new Map(this.vars);
+    g.funcs = new Map(this.funcs);
+    g.typedefs = new Map(this.typedefs);
+    g.tags = new Map(this.tags);
+    g.enumConsts = new Map(this.enumConsts);
+    return g;
+  }
+}

@@ -1,0 +1,1460 @@
+// Stage 5: turns typed functions into one WebAssembly module. Scalars whose address is never
+// taken live in wasm locals; arrays, structs and address-taken locals live in a shadow-stack
+// frame in linear memory. Loops and calls are metered; division and recursion are checked.
+import { LARGE_LOCAL_BYTES, type Func, type Initializer, type Node, type Var } from "./ast.js";
+import { CompileError, typeError } from "./errors.js";
+import { INLINE_FUNCTIONS } from "./library.js";
+import { T, isAggregate, isFloat, isInteger, typeName, valType, type Type } from "./types.js";
+import {
+  FuncBuilder,
+  Op,
+  PrefixOp,
+  TypeTable,
+  encodeModule,
+  type FuncSig,
+  type ImportedFunc,
+  type ValType,
+} from "./wasm.js";
+
+/** Trap codes passed to the host's `trap` import. */
+export const TrapCode = {
+  divisionByZero: 1,
+  stackOverflow: 2,
+  assertion: 3,
+  exit: 4,
+  callDepth: 5,
+  badFunctionPointer: 6,
+} as const;
+
+/** Loop fuel is settled with the shared counter after this many units. */
+const LOCAL_FUEL_BATCH = 10_000;
+
+/** Module globals, in index order; exported under these names. */
+export const GLOBAL_SP = 0;
+export const GLOBAL_FUEL = 1;
+export const GLOBAL_DEPTH = 2;
+
+export interface CodegenOptions {
+  /** Every function visible (user, C library, prototypes). */
+  funcs: Map<string, Func>;
+  /** Functions to export by name (the entry, `main`, or a function called from the host). */
+  roots: string[];
+  /** Host-implemented library functions and their C types. */
+  hostFunctions: Map<string, Type>;
+  /** Registered intrinsics and their C types. */
+  intrinsics: Map<string, Type>;
+  /** Session-stable table slot for a function used as a value. */
+  slotOf(name: string): number;
+  /** Every function that holds a table slot so far (all must be present in the table). */
+  slotted(): Map<string, number>;
+  memoryPages: { min: number; max: number };
+  /** Lowest legal shadow-stack address (below it: stack overflow). */
+  stackLow: number;
+  maxCallDepth: number;
+}
+
+export interface CompiledModule {
+  bytes: Uint8Array;
+  /** Per defined function: module offset of its code and its (offset, line, col) triples. */
+  positions: { codeStart: number; entries: number[] }[];
+  /** Names of imported functions, in import order ("trap", "refuel", host functions, intrinsics). */
+  imports: { kind: "core" | "host" | "intrinsic"; name: string; sig: FuncSig }[];
+  /** Exported user functions and their C types. */
+  exports: Map<string, Type>;
+}
+
+const HOST_SCALAR = (t: Type): ValType => {
+  // Host imports never see BigInt: 64-bit integers cross the boundary as doubles.
+  const v = valType(t);
+  return v === "i64" || v === "f32" ? "f64" : v;
+};
+
+/** User functions: scalars by value, structs by address; a struct result is written to a
+ * caller-provided buffer passed as a hidden first parameter, whose address is returned. */
+function userSig(f: Type): FuncSig {
+  const params = f.params!.map(valType);
+  if (isAggregate(f.ret!)) params.unshift("i32");
+  return { params, results: f.ret!.kind === "void" ? [] : [valType(f.ret!)] };
+}
+
+/** The largest number of variadic arguments any call in `n` passes (each takes an 8-byte slot). */
+function maxVarargs(n: Node | undefined): number {
+  if (!n) return 0;
+  let m = 0;
+  if (n.kind === "call" && n.fnTy?.variadic) m = n.args!.length - n.fnTy.params!.length;
+  for (const c of [n.lhs, n.rhs, n.cond, n.then, n.els, n.init, n.inc])
+    m = Math.max(m, maxVarargs(c));
+  for (const c of n.body ?? []) m = Math.max(m, maxVarargs(c));
+  for (const c of n.args ?? []) m = Math.max(m, maxVarargs(c));
+  if (n.initializer) m = Math.max(m, maxVarargsInit(n.initializer));
+  return m;
+}
+function maxVarargsInit(i: Initializer): number {
+  let m = maxVarargs(i.expr);
+  for (const it of i.items ?? []) m = Math.max(m, maxVarargsInit(it.init));
+  return m;
+}
+
+function hostSig(f: Type): FuncSig {
+  const params = f.params!.map(HOST_SCALAR);
+  if (f.variadic) params.push("i32");
+  return { params, results: f.ret!.kind === "void" ? [] : [HOST_SCALAR(f.ret!)] };
+}
+
+/** Compiles the functions reachable from `roots` into a module. */
+export function generateModule(opts: CodegenOptions): CompiledModule {
+  const types = new TypeTable();
+  const imports: CompiledModule["imports"] = [
+    { kind: "core", name: "trap", sig: { params: ["i32", "i32", "i32"], results: [] } },
+    { kind: "core", name: "refuel", sig: { params: [], results: [] } },
+  ];
+  const importIndex = new Map<string, number>();
+  const order: Func[] = [];
+  const funcIndex = new Map<string, number>();
+
+  // Reachability: user/C-library functions become module functions, the rest imports.
+  const queue: string[] = [...opts.roots];
+  for (const [name] of opts.slotted()) if (opts.funcs.get(name)?.body) queue.push(name);
+  const seen = new Set<string>();
+  const visit = (name: string, at: { line: number; col: number } | null): void => {
+    if (seen.has(name)) return;
+    const f = opts.funcs.get(name);
+    if (f && f.body) {
+      seen.add(name);
+      order.push(f);
+      for (const [ref, pos] of f.refs) visit(ref, pos);
+      return;
+    }
+    if (opts.hostFunctions.has(name)) {
+      seen.add(name);
+      if (!INLINE_FUNCTIONS.has(name)) {
+        importIndex.set(name, imports.length);
+        imports.push({ kind: "host", name, sig: hostSig(opts.hostFunctions.get(name)!) });
+      }
+      return;
+    }
+    if (opts.intrinsics.has(name)) {
+      seen.add(name);
+      importIndex.set(name, imports.length);
+      imports.push({ kind: "intrinsic", name, sig: hostSig(opts.intrinsics.get(name)!) });
+      return;
+    }
+    const line = at?.line ?? 0;
+    const col = at?.col ?? 0;
+    if (f)
+      throw new CompileError("type", `function '${name}' is declared but never defined`, line, col);
+    throw new CompileError("type", `unknown function '${name}'`, line, col);
+  };
+  for (const r of queue) visit(r, null);
+  order.forEach((f, i) => funcIndex.set(f.name, imports.length + i));
+
+  const ctx: ModuleContext = {
+    opts,
+    types,
+    importIndex,
+    funcIndex,
+    imports,
+    recursive: findRecursive(order, opts),
+  };
+  const functions = order.map((f) => ({
+    sig: userSig(f.ty),
+    body: new FunctionGenerator(ctx, f).generate(),
+    exportName: opts.roots.includes(f.name) ? f.name : undefined,
+  }));
+
+  const slots = opts.slotted();
+  let tableSize = 0;
+  for (const [, s] of slots) tableSize = Math.max(tableSize, s + 1);
+  const table: (number | null)[] = new Array(tableSize).fill(null);
+  for (const [name, s] of slots) {
+    const idx = funcIndex.get(name);
+    if (idx !== undefined) table[s] = idx;
+  }
+  const encoded = encodeModule(
+    {
+      imports: imports.map(
+        (i) => ({ module: i.kind, name: i.name, sig: i.sig }) satisfies ImportedFunc,
+      ),
+      memory: {
+        module: "env",
+        name: "memory",
+        minPages: opts.memoryPages.min,
+        maxPages: opts.memoryPages.max,
+      },
+      functions,
+      globals: [
+        { type: "i32", mutable: true, init: 0, exportName: "sp" },
+        { type: "i32", mutable: true, init: 0, exportName: "fuel" },
+        { type: "i32", mutable: true, init: 0, exportName: "depth" },
+      ],
+      table,
+      exportTable: "table",
+    },
+    types,
+  );
+  const exports = new Map<string, Type>();
+  for (const r of opts.roots) exports.set(r, opts.funcs.get(r)!.ty);
+  const positions = functions.map((f, i) => ({
+    codeStart: encoded.codeStarts[i]!,
+    entries: f.body.positions,
+  }));
+  return { bytes: encoded.bytes, positions, imports, exports };
+}
+
+/** Functions that may be re-entered before they return: on a direct call cycle, or reachable
+ * through a function pointer, or making indirect calls themselves. */
+function findRecursive(order: Func[], opts: CodegenOptions): Set<string> {
+  const byName = new Map(order.map((f) => [f.name, f]));
+  const slotted = opts.slotted();
+  const out = new Set<string>();
+  for (const f of order) {
+    if (f.indirect || slotted.has(f.name)) {
+      out.add(f.name);
+      continue;
+    }
+    const seen = new Set<string>();
+    const stack = [...f.refs.keys()];
+    while (stack.length > 0) {
+      const n = stack.pop()!;
+      if (n === f.name) {
+        out.add(f.name);
+        break;
+      }
+      if (seen.has(n)) continue;
+      seen.add(n);
+      const g = byName.get(n);
+      if (g) {
+        if (g.indirect) {
+          out.add(f.name);
+          break;
+        }
+        stack.push(...g.refs.keys());
+      }
+    }
+  }
+  return out;
+}
+
+interface ModuleContext {
+  recursive: Set<string>;
+  opts: CodegenOptions;
+  types: TypeTable;
+  importIndex: Map<string, number>;
+  funcIndex: Map<string, number>;
+  imports: CompiledModule["imports"];
+}
+
+type Label = "break" | "continue" | "other";
+
+/** How much fuel one pass over a statement costs: roughly its node count. */
+function weight(n: Node | undefined): number {
+  if (!n) return 0;
+  let w = 1;
+  w += weight(n.lhs) + weight(n.rhs) + weight(n.cond) + weight(n.init) + weight(n.inc);
+  if (n.kind !== "for" && n.kind !== "do") w += weight(n.then) + weight(n.els);
+  if (n.body) for (const b of n.body) w += weight(b);
+  if (n.args) for (const a of n.args) w += weight(a);
+  return Math.min(w, 1000);
+}
+
+class FunctionGenerator {
+  private fb: FuncBuilder;
+  private readonly localOf = new Map<number, number>();
+  private readonly frameOffset = new Map<number, number>();
+  /** Big local arrays: the wasm local holding their heap address. */
+  private readonly heapOf = new Map<number, number>();
+  private frameSize = 0;
+  private varargBytes = 0;
+  private varargOffset = 0;
+  /** Frame bytes for struct results of calls made by this function. */
+  private tempBytes = 0;
+  /** Wasm parameter index of the first C parameter (1 when a struct-result buffer comes first). */
+  private readonly paramBase: number;
+  private fp = -1;
+  private fuelLocal = -1;
+  private ret = -1;
+  private labels: Label[] = [];
+  private readonly tmpPool = new Map<ValType, number[]>();
+
+  constructor(
+    private readonly ctx: ModuleContext,
+    private readonly f: Func,
+  ) {
+    this.paramBase = isAggregate(f.ty.ret!) ? 1 : 0;
+    this.fb = new FuncBuilder(f.params.length + this.paramBase);
+  }
+
+  generate(): FuncBuilder {
+    const f = this.f;
+    const fb = this.fb;
+    f.params.forEach((p, i) => {
+      if (!p.inMemory) this.localOf.set(p.id, i + this.paramBase);
+    });
+    for (const v of [...f.params, ...f.locals]) {
+      if (v.inMemory && !v.isParam && v.ty.size > LARGE_LOCAL_BYTES) {
+        this.heapOf.set(v.id, fb.addLocal("i32"));
+      } else if (v.inMemory) {
+        const align = Math.max(v.ty.align, 4);
+        this.frameSize = Math.ceil(this.frameSize / align) * align;
+        this.frameOffset.set(v.id, this.frameSize);
+        this.frameSize += Math.max(v.ty.size, 1);
+      } else if (!v.isParam) this.localOf.set(v.id, fb.addLocal(valType(v.ty)));
+    }
+    this.frameSize = Math.ceil(this.frameSize / 8) * 8;
+    this.varargOffset = this.frameSize;
+    this.varargBytes = maxVarargs(f.body!) * 8;
+    this.fp = fb.addLocal("i32");
+    const retTy = f.ty.ret!;
+    if (retTy.kind !== "void") this.ret = fb.addLocal(valType(retTy));
+
+    // Body first (it decides the vararg area), then the prologue in front of it.
+    this.labels.push("other");
+    fb.blockOp(Op.block);
+    this.stmt(f.body!);
+    fb.op(Op.end);
+    this.labels.pop();
+    const body = fb.code.splice(0);
+    const bodyPositions = fb.positions;
+    fb.positions = [];
+    fb.at(f);
+
+    const frame = this.frameSize + this.varargBytes + this.tempBytes;
+    // Only functions on a call cycle can recurse without bound; loops are metered on their own.
+    const mayRecurse = this.ctx.recursive.has(f.name);
+    if (mayRecurse) this.meter(1);
+    // Call depth bound: a clean "stack overflow" long before the host stack is at risk.
+    if (mayRecurse) {
+      fb.globalGet(GLOBAL_DEPTH).i32(this.ctx.opts.maxCallDepth).op(Op.i32_ge_u).blockOp(Op.if);
+      this.trap(TrapCode.callDepth, f);
+      fb.op(Op.end);
+      fb.globalGet(GLOBAL_DEPTH).i32(1).op(Op.i32_add).globalSet(GLOBAL_DEPTH);
+    }
+    if (frame > 0) {
+      fb.globalGet(GLOBAL_SP).i32(frame).op(Op.i32_sub).localTee(this.fp).globalSet(GLOBAL_SP);
+      fb.localGet(this.fp).i32(this.ctx.opts.stackLow).op(Op.i32_lt_s).blockOp(Op.if);
+      this.trap(TrapCode.stackOverflow, f);
+      fb.op(Op.end);
+      for (const p of f.params) {
+        if (!p.inMemory) continue;
+        const off = this.frameOffset.get(p.id)!;
+        const wasmIndex = f.params.indexOf(p) + this.paramBase;
+        if (isAggregate(p.ty)) {
+          // Structs arrive by address; the callee works on its own copy.
+          fb.localGet(this.fp).i32(off).op(Op.i32_add).localGet(wasmIndex).i32(p.ty.size);
+          fb.prefix(PrefixOp.memory_copy).u32(0).u32(0);
+          continue;
+        }
+        fb.localGet(this.fp);
+        fb.localGet(wasmIndex);
+        this.store(p.ty, off);
+      }
+    }
+    for (const v of f.locals) {
+      const local = this.heapOf.get(v.id);
+      if (local === undefined) continue;
+      fb.i64(BigInt(v.ty.size)).call(this.ctx.funcIndex.get("malloc")!);
+      fb.localTee(local).op(Op.i32_eqz).blockOp(Op.if);
+      this.trap(TrapCode.stackOverflow, f);
+      fb.op(Op.end);
+    }
+    const shift = fb.code.length;
+    for (let k = 0; k < bodyPositions.length; k += 3)
+      fb.positions.push(bodyPositions[k]! + shift, bodyPositions[k + 1]!, bodyPositions[k + 2]!);
+    for (const b of body) fb.code.push(b);
+    if (this.fuelLocal >= 0) this.settleFuel();
+    for (const [, local] of this.heapOf) fb.localGet(local).call(this.ctx.funcIndex.get("free")!);
+    if (frame > 0) fb.localGet(this.fp).i32(frame).op(Op.i32_add).globalSet(GLOBAL_SP);
+    if (mayRecurse) fb.globalGet(GLOBAL_DEPTH).i32(1).op(Op.i32_sub).globalSet(GLOBAL_DEPTH);
+    if (this.ret >= 0) fb.localGet(this.ret);
+    return fb;
+  }
+
+  // ---- helpers ----
+  private tmp(t: ValType): number {
+    return this.fb.addLocal(t);
+  }
+  private trap(code: number, at: { line: number; col: number }): void {
+    this.fb.i32(code).i32(at.line).i32(at.col).call(0);
+  }
+  /** Burns `w` units of fuel from the shared tank; when it runs dry the host refills it or
+   * stops the program. Used at the entry of functions that may recurse. */
+  private meter(w: number): void {
+    const fb = this.fb;
+    fb.globalGet(GLOBAL_FUEL).i32(w).op(Op.i32_sub).globalSet(GLOBAL_FUEL);
+    fb.globalGet(GLOBAL_FUEL).i32(0).op(Op.i32_lt_s).blockOp(Op.if).call(1).op(Op.end);
+  }
+  /** Loop back-edges count into a wasm local (a register) and settle with the shared tank only
+   * every LOCAL_FUEL_BATCH units and when the function returns, keeping hot loops tight. */
+  private meterLoop(w: number): void {
+    const fb = this.fb;
+    if (this.fuelLocal < 0) this.fuelLocal = fb.addLocal("i32");
+    const m = this.fuelLocal;
+    fb.localGet(m).i32(w).op(Op.i32_add).localTee(m).i32(LOCAL_FUEL_BATCH).op(Op.i32_gt_s);
+    fb.blockOp(Op.if);
+    this.settleFuel();
+    fb.globalGet(GLOBAL_FUEL).i32(0).op(Op.i32_lt_s).blockOp(Op.if).call(1).op(Op.end);
+    fb.op(Op.end);
+  }
+  private settleFuel(): void {
+    const m = this.fuelLocal;
+    this.fb.globalGet(GLOBAL_FUEL).localGet(m).op(Op.i32_sub).globalSet(GLOBAL_FUEL);
+    this.fb.i32(0).localSet(m);
+  }
+  private depthOf(kind: Label): number {
+    for (let i = this.labels.length - 1; i >= 0; i--)
+      if (this.labels[i] === kind) return this.labels.length - 1 - i;
+    throw new Error(`no enclosing ${kind}`);
+  }
+
+  private load(t: Type, offset: number): void {
+    const fb = this.fb;
+    switch (t.kind) {
+      case "bool":
+        fb.mem(Op.i32_load8_u, 0, offset);
+        return;
+      case "char":
+        fb.mem(t.unsigned ? Op.i32_load8_u : Op.i32_load8_s, 0, offset);
+        return;
+      case "short":
+        fb.mem(t.unsigned ? Op.i32_load16_u : Op.i32_load16_s, 1, offset);
+        return;
+      case "int":
+      case "enum":
+      case "ptr":
+        fb.mem(Op.i32_load, 2, offset);
+        return;
+      case "long":
+        fb.mem(Op.i64_load, 3, offset);
+        return;
+      case "float":
+        fb.mem(Op.f32_load, 2, offset);
+        return;
+      case "double":
+        fb.mem(Op.f64_load, 3, offset);
+        return;
+      default:
+        // arrays, structs: the value is the address
+        if (offset) fb.i32(offset).op(Op.i32_add);
+    }
+  }
+  private store(t: Type, offset: number): void {
+    const fb = this.fb;
+    switch (t.kind) {
+      case "bool":
+      case "char":
+        fb.mem(Op.i32_store8, 0, offset);
+        return;
+      case "short":
+        fb.mem(Op.i32_store16, 1, offset);
+        return;
+      case "long":
+        fb.mem(Op.i64_store, 3, offset);
+        return;
+      case "float":
+        fb.mem(Op.f32_store, 2, offset);
+        return;
+      case "double":
+        fb.mem(Op.f64_store, 3, offset);
+        return;
+      default:
+        fb.mem(Op.i32_store, 2, offset);
+    }
+  }
+
+  /** Pushes the base address of an lvalue and returns the constant offset to add to it. */
+  private addrParts(n: Node): number {
+    const fb = this.fb;
+    switch (n.kind) {
+      case "var": {
+        const v = n.v!;
+        if (v.global) {
+          fb.i32(0);
+          return v.addr;
+        }
+        const heap = this.heapOf.get(v.id);
+        if (heap !== undefined) {
+          fb.localGet(heap);
+          return 0;
+        }
+        const off = this.frameOffset.get(v.id);
+        if (off === undefined) throw new Error(`variable '${v.name}' is not in memory`);
+        fb.localGet(this.fp);
+        return off;
+      }
+      case "deref": {
+        const p = n.lhs!;
+        // Fold constant index: p[3] → load offset 12.
+        if (p.kind === "binary" && p.op === "+" && p.rhs!.kind === "num" && p.ty!.kind === "ptr") {
+          const c = Number(BigInt.asIntN(32, p.rhs!.ival!));
+          if (c >= 0 && c < 1 << 20) {
+            this.expr(p.lhs!);
+            return c;
+          }
+        }
+        this.expr(p);
+        return 0;
+      }
+      case "member":
+        return this.addrParts(n.lhs!) + n.member!.offset;
+      case "str":
+        fb.i32(n.addr!);
+        return 0;
+      case "cond":
+      case "call":
+      case "assign":
+      case "comma":
+        // struct-valued rvalues are addresses already
+        this.expr(n);
+        return 0;
+      default:
+        throw typeError("expression is not an lvalue", n);
+    }
+  }
+  private addr(n: Node): void {
+    const off = this.addrParts(n);
+    if (off) this.fb.i32(off).op(Op.i32_add);
+  }
+  private isRegister(n: Node): boolean {
+    return n.kind === "var" && !n.v!.global && !n.v!.inMemory;
+  }
+
+  // ---- conversions ----
+  private convert(from: Type, to: Type): void {
+    const fb = this.fb;
+    if (to.kind === "void") {
+      if (from.kind !== "void") fb.op(Op.drop);
+      return;
+    }
+    const fv = valType(from);
+    const tv = valType(to);
+    if (to.kind === "bool") {
+      this.truthy(from);
+      fb.i32(0).op(Op.i32_ne);
+      return;
+    }
+    if (fv !== tv) {
+      const fu = !!from.unsigned;
+      switch (`${fv}>${tv}`) {
+        case "i32>i64":
+          fb.op(fu ? Op.i64_extend_i32_u : Op.i64_extend_i32_s);
+          break;
+        case "i64>i32":
+          fb.op(Op.i32_wrap_i64);
+          break;
+        case "i32>f32":
+          fb.op(fu ? Op.f32_convert_i32_u : Op.f32_convert_i32_s);
+          break;
+        case "i32>f64":
+          fb.op(fu ? Op.f64_convert_i32_u : Op.f64_convert_i32_s);
+          break;
+        case "i64>f32":
+          fb.op(fu ? Op.f32_convert_i64_u : Op.f32_convert_i64_s);
+          break;
+        case "i64>f64":
+          fb.op(fu ? Op.f64_convert_i64_u : Op.f64_convert_i64_s);
+          break;
+        case "f32>f64":
+          fb.op(Op.f64_promote_f32);
+          break;
+        case "f64>f32":
+          fb.op(Op.f32_demote_f64);
+          break;
+        case "f32>i32":
+          fb.prefix(to.unsigned ? PrefixOp.i32_trunc_sat_f32_u : PrefixOp.i32_trunc_sat_f32_s);
+          break;
+        case "f64>i32":
+          fb.prefix(to.unsigned ? PrefixOp.i32_trunc_sat_f64_u : PrefixOp.i32_trunc_sat_f64_s);
+          break;
+        case "f32>i64":
+          fb.prefix(to.unsigned ? PrefixOp.i64_trunc_sat_f32_u : PrefixOp.i64_trunc_sat_f32_s);
+          break;
+        case "f64>i64":
+          fb.prefix(to.unsigned ? PrefixOp.i64_trunc_sat_f64_u : PrefixOp.i64_trunc_sat_f64_s);
+          break;
+      }
+    }
+    this.narrow(to, from);
+  }
+  /** Keeps char/short values in range after arithmetic or conversion. */
+  private narrow(to: Type, from?: Type): void {
+    const fb = this.fb;
+    if (to.kind !== "char" && to.kind !== "short") return;
+    if (from) {
+      if (from.kind === to.kind && !!from.unsigned === !!to.unsigned) return;
+      if (from.kind === "bool") return;
+      // Every char value fits in a short (and an unsigned char in an unsigned short).
+      if (from.kind === "char" && to.kind === "short" && (from.unsigned || !to.unsigned)) return;
+    }
+    if (to.kind === "char") {
+      if (to.unsigned) fb.i32(0xff).op(Op.i32_and);
+      else fb.op(Op.i32_extend8_s);
+    } else if (to.unsigned) fb.i32(0xffff).op(Op.i32_and);
+    else fb.op(Op.i32_extend16_s);
+  }
+  /** Pushes an i32 that is nonzero exactly when the value of type `t` on the stack is. */
+  private truthy(t: Type): void {
+    const fb = this.fb;
+    switch (valType(t)) {
+      case "i64":
+        fb.i64(0n).op(Op.i64_ne);
+        break;
+      case "f32":
+        fb.f32(0).op(Op.f32_ne);
+        break;
+      case "f64":
+        fb.f64(0).op(Op.f64_ne);
+        break;
+      default:
+        break;
+    }
+  }
+  private cond(n: Node): void {
+    this.expr(n);
+    this.truthy(n.ty!);
+  }
+
+  // ---- statements ----
+  private stmt(n: Node): void {
+    const fb = this.fb;
+    switch (n.kind) {
+      case "block":
+        for (const s of n.body!) this.stmt(s);
+        return;
+      case "null":
+        return;
+      case "exprstmt":
+        this.discard(n.lhs!);
+        return;
+      case "decl":
+        this.decl(n);
+        return;
+      case "return": {
+        if (n.lhs) {
+          if (this.paramBase === 1) {
+            fb.localGet(0);
+            this.expr(n.lhs);
+            fb.i32(this.f.ty.ret!.size).prefix(PrefixOp.memory_copy).u32(0).u32(0);
+            fb.localGet(0).localSet(this.ret);
+          } else if (this.ret >= 0) {
+            this.expr(n.lhs);
+            fb.localSet(this.ret);
+          } else this.discard(n.lhs);
+        }
+        fb.br(this.labels.length - 1);
+        return;
+      }
+      case "if": {
+        this.cond(n.cond!);
+        fb.blockOp(Op.if);
+        this.labels.push("other");
+        this.stmt(n.then!);
+        if (n.els) {
+          fb.op(Op.else);
+          this.stmt(n.els);
+        }
+        this.labels.pop();
+        fb.op(Op.end);
+        return;
+      }
+      case "for": {
+        if (n.init) this.stmt(n.init);
+        fb.blockOp(Op.block);
+        this.labels.push("break");
+        fb.blockOp(Op.loop);
+        this.labels.push("other");
+        if (n.cond) {
+          this.cond(n.cond);
+          fb.op(Op.i32_eqz).brIf(1);
+        }
+        fb.blockOp(Op.block);
+        this.labels.push("continue");
+        this.stmt(n.then!);
+        fb.op(Op.end);
+        this.labels.pop();
+        if (n.inc) this.discard(n.inc);
+        this.meterLoop(weight(n.then) + weight(n.cond) + weight(n.inc));
+        fb.br(0);
+        fb.op(Op.end);
+        this.labels.pop();
+        fb.op(Op.end);
+        this.labels.pop();
+        return;
+      }
+      case "do": {
+        fb.blockOp(Op.block);
+        this.labels.push("break");
+        fb.blockOp(Op.loop);
+        this.labels.push("other");
+        fb.blockOp(Op.block);
+        this.labels.push("continue");
+        this.stmt(n.then!);
+        fb.op(Op.end);
+        this.labels.pop();
+        this.meterLoop(weight(n.then) + weight(n.cond));
+        this.cond(n.cond!);
+        fb.brIf(0);
+        fb.op(Op.end);
+        this.labels.pop();
+        fb.op(Op.end);
+        this.labels.pop();
+        return;
+      }
+      case "switch":
+        this.switchStmt(n);
+        return;
+      case "case":
+        throw new CompileError(
+          "syntax",
+          "case label inside a nested block of a switch is not supported",
+          n.line,
+          n.col,
+        );
+      case "break":
+        fb.br(this.depthOf("break"));
+        return;
+      case "continue":
+        fb.br(this.depthOf("continue"));
+        return;
+      default:
+        throw new Error(`unexpected statement ${n.kind}`);
+    }
+  }
+
+  private switchStmt(n: Node): void {
+    const fb = this.fb;
+    const sel = this.tmp(valType(n.cond!.ty!));
+    this.expr(n.cond!);
+    fb.localSet(sel);
+    // Split the body into segments, each starting at a run of case labels.
+    const items = n.then!.kind === "block" ? n.then!.body! : [n.then!];
+    const segments: { values: (bigint | null)[]; stmts: Node[] }[] = [];
+    for (const item of items) {
+      let s: Node = item;
+      if (s.kind === "case") {
+        const values: (bigint | null)[] = [];
+        while (s.kind === "case") {
+          values.push(s.caseValue!);
+          s = s.then!;
+        }
+        segments.push({ values, stmts: [s] });
+      } else if (segments.length > 0) segments[segments.length - 1]!.stmts.push(s);
+      // statements before the first label can never run
+    }
+    const k = segments.length;
+    const is64 = valType(n.cond!.ty!) === "i64";
+    fb.blockOp(Op.block);
+    this.labels.push("break");
+    for (let i = 0; i < k; i++) {
+      fb.blockOp(Op.block);
+      this.labels.push("other");
+    }
+    let defaultSeg = -1;
+    segments.forEach((seg, i) => {
+      for (const v of seg.values) {
+        if (v === null) {
+          defaultSeg = i;
+          continue;
+        }
+        fb.localGet(sel);
+        if (is64) fb.i64(v).op(Op.i64_eq);
+        else fb.i32(Number(BigInt.asIntN(32, v))).op(Op.i32_eq);
+        fb.brIf(i);
+      }
+    });
+    fb.br(defaultSeg >= 0 ? defaultSeg : k);
+    for (let i = 0; i < k; i++) {
+      fb.op(Op.end);
+      this.labels.pop();
+      for (const s of segments[i]!.stmts) this.stmt(s);
+    }
+    fb.op(Op.end);
+    this.labels.pop();
+  }
+
+  private decl(n: Node): void {
+    const v = n.v!;
+    const init = n.initializer;
+    const fb = this.fb;
+    if (!v.inMemory && !v.global) {
+      if (init) {
+        this.expr(init.expr!);
+        fb.localSet(this.localOf.get(v.id)!);
+      }
+      return;
+    }
+    if (!init) return;
+    if (isAggregate(v.ty) || v.ty.kind === "array") {
+      if (init.expr) {
+        // struct copy: s = other
+        this.addr(n.lhs!);
+        this.expr(init.expr);
+        fb.i32(v.ty.size).prefix(PrefixOp.memory_copy).u32(0).u32(0);
+        return;
+      }
+      this.addr(n.lhs!);
+      fb.i32(0).i32(v.ty.size).prefix(PrefixOp.memory_fill).u32(0);
+    }
+    this.initStore(n.lhs!, init, 0);
+  }
+
+  private initStore(target: Node, init: Initializer, offset: number): void {
+    const fb = this.fb;
+    if (init.bytes) {
+      // Store the literal's bytes four at a time where possible.
+      const b = init.bytes;
+      for (let i = 0; i < b.length;) {
+        if (i + 4 <= b.length) {
+          const w = b[i]! | (b[i + 1]! << 8) | (b[i + 2]! << 16) | (b[i + 3]! << 24);
+          if (w !== 0) {
+            const base = this.addrParts(target);
+            fb.i32(w);
+            fb.mem(Op.i32_store, 0, base + offset + i);
+          }
+          i += 4;
+        } else {
+          if (b[i] !== 0) {
+            const base = this.addrParts(target);
+            fb.i32(b[i]!);
+            fb.mem(Op.i32_store8, 0, base + offset + i);
+          }
+          i++;
+        }
+      }
+      return;
+    }
+    if (init.items) {
+      for (const it of init.items) this.initStore(target, it.init, offset + it.offset);
+      return;
+    }
+    if (isAggregate(init.ty)) {
+      this.addr(target);
+      if (offset) fb.i32(offset).op(Op.i32_add);
+      this.expr(init.expr!);
+      fb.i32(init.ty.size).prefix(PrefixOp.memory_copy).u32(0).u32(0);
+      return;
+    }
+    const base = this.addrParts(target);
+    this.expr(init.expr!);
+    this.store(init.ty, base + offset);
+  }
+
+  // ---- expressions ----
+  /** Evaluates for side effects only. */
+  private discard(n: Node): void {
+    if (n.line > 0) this.fb.at(n);
+    switch (n.kind) {
+      case "assign":
+        this.assign(n, true);
+        return;
+      case "opassign":
+        this.opAssign(n, true);
+        return;
+      case "incdec":
+        this.incdec(n, true);
+        return;
+      case "comma":
+        this.discard(n.lhs!);
+        this.discard(n.rhs!);
+        return;
+      case "cast":
+        if (n.ty!.kind === "void") {
+          this.discard(n.lhs!);
+          return;
+        }
+        break;
+    }
+    this.expr(n);
+    if (n.ty!.kind !== "void") this.fb.op(Op.drop);
+  }
+
+  private expr(n: Node): void {
+    const fb = this.fb;
+    if (n.line > 0) fb.at(n);
+    switch (n.kind) {
+      case "num": {
+        const t = n.ty!;
+        switch (valType(t)) {
+          case "i32":
+            fb.i32(Number(BigInt.asIntN(32, n.ival!)));
+            break;
+          case "i64":
+            fb.i64(n.ival!);
+            break;
+          case "f32":
+            fb.f32(n.fval!);
+            break;
+          case "f64":
+            fb.f64(n.fval!);
+            break;
+        }
+        return;
+      }
+      case "str":
+        fb.i32(n.addr!);
+        return;
+      case "var": {
+        if (this.isRegister(n)) {
+          fb.localGet(this.localOf.get(n.v!.id)!);
+          return;
+        }
+        const off = this.addrParts(n);
+        this.load(n.ty!, off);
+        return;
+      }
+      case "funcref": {
+        const name = n.callee!;
+        if (!this.ctx.opts.funcs.get(name)?.body && !this.ctx.funcIndex.has(name))
+          throw typeError(`cannot take the address of library function '${name}'`, n);
+        fb.i32(this.ctx.opts.slotOf(name));
+        return;
+      }
+      case "deref":
+      case "member": {
+        const off = this.addrParts(n);
+        fb.at(n);
+        this.load(n.ty!, off);
+        return;
+      }
+      case "addr":
+        this.addr(n.lhs!);
+        return;
+      case "assign":
+        this.assign(n, false);
+        return;
+      case "opassign":
+        this.opAssign(n, false);
+        return;
+      case "incdec":
+        this.incdec(n, false);
+        return;
+      case "comma":
+        this.discard(n.lhs!);
+        this.expr(n.rhs!);
+        return;
+      case "cast":
+        if (n.ty!.kind === "void") {
+          this.discard(n.lhs!);
+          return;
+        }
+        this.expr(n.lhs!);
+        this.convert(
+          n.lhs!.ty!.kind === "array" || n.lhs!.ty!.kind === "func" ? T.uint : n.lhs!.ty!,
+          n.ty!,
+        );
+        return;
+      case "neg": {
+        const t = n.ty!;
+        const v = valType(t);
+        if (v === "i32") {
+          fb.i32(0);
+          this.expr(n.lhs!);
+          fb.op(Op.i32_sub);
+        } else if (v === "i64") {
+          fb.i64(0n);
+          this.expr(n.lhs!);
+          fb.op(Op.i64_sub);
+        } else {
+          this.expr(n.lhs!);
+          fb.op(v === "f32" ? Op.f32_neg : Op.f64_neg);
+        }
+        return;
+      }
+      case "bitnot": {
+        this.expr(n.lhs!);
+        if (valType(n.ty!) === "i64") fb.i64(-1n).op(Op.i64_xor);
+        else fb.i32(-1).op(Op.i32_xor);
+        return;
+      }
+      case "not": {
+        const t = n.lhs!.ty!;
+        this.expr(n.lhs!);
+        switch (valType(t)) {
+          case "i64":
+            fb.op(Op.i64_eqz);
+            break;
+          case "f32":
+            fb.f32(0).op(Op.f32_eq);
+            break;
+          case "f64":
+            fb.f64(0).op(Op.f64_eq);
+            break;
+          default:
+            fb.op(Op.i32_eqz);
+        }
+        return;
+      }
+      case "logand":
+      case "logor": {
+        this.cond(n.lhs!);
+        if (n.kind === "logand") {
+          fb.blockOp(Op.if, "i32");
+          this.labels.push("other");
+          this.bool(n.rhs!);
+          fb.op(Op.else).i32(0).op(Op.end);
+        } else {
+          fb.blockOp(Op.if, "i32");
+          this.labels.push("other");
+          fb.i32(1).op(Op.else);
+          this.bool(n.rhs!);
+          fb.op(Op.end);
+        }
+        this.labels.pop();
+        return;
+      }
+      case "cond": {
+        this.cond(n.cond!);
+        const t = n.ty!;
+        if (t.kind === "void") fb.blockOp(Op.if);
+        else fb.blockOp(Op.if, valType(t));
+        this.labels.push("other");
+        if (t.kind === "void") this.discard(n.then!);
+        else this.expr(n.then!);
+        fb.op(Op.else);
+        if (t.kind === "void") this.discard(n.els!);
+        else this.expr(n.els!);
+        fb.op(Op.end);
+        this.labels.pop();
+        return;
+      }
+      case "binary":
+        this.binary(n);
+        return;
+      case "call":
+        this.call(n);
+        return;
+      default:
+        throw new Error(`unexpected expression ${n.kind}`);
+    }
+  }
+
+  /** Pushes exactly 0 or 1. */
+  private bool(n: Node): void {
+    const k = n.kind;
+    if (k === "not" || k === "logand" || k === "logor") {
+      this.expr(n);
+      return;
+    }
+    if (k === "binary" && ["==", "!=", "<", "<=", ">", ">="].includes(n.op!)) {
+      this.expr(n);
+      return;
+    }
+    this.cond(n);
+    this.fb.i32(0).op(Op.i32_ne);
+  }
+
+  private binary(n: Node): void {
+    const fb = this.fb;
+    const op = n.op!;
+    const t = n.opTy ?? n.ty!;
+    const v = valType(t);
+    const unsigned = !!t.unsigned || t.kind === "ptr";
+    if (n.lhs !== PUSHED) this.expr(n.lhs!);
+    if ((op === "/" || op === "%") && (v === "i32" || v === "i64")) {
+      // An explicit check, so the error carries the operator's position.
+      const d = this.tmp(v);
+      this.expr(n.rhs!);
+      fb.localTee(d);
+      fb.op(v === "i32" ? Op.i32_eqz : Op.i64_eqz).blockOp(Op.if);
+      this.trap(TrapCode.divisionByZero, n);
+      fb.op(Op.end).localGet(d);
+    } else this.expr(n.rhs!);
+    const I32: Record<string, number> = {
+      "+": Op.i32_add,
+      "-": Op.i32_sub,
+      "*": Op.i32_mul,
+      "/": unsigned ? Op.i32_div_u : Op.i32_div_s,
+      "%": unsigned ? Op.i32_rem_u : Op.i32_rem_s,
+      "<<": Op.i32_shl,
+      ">>": unsigned ? Op.i32_shr_u : Op.i32_shr_s,
+      "&": Op.i32_and,
+      "|": Op.i32_or,
+      "^": Op.i32_xor,
+      "==": Op.i32_eq,
+      "!=": Op.i32_ne,
+      "<": unsigned ? Op.i32_lt_u : Op.i32_lt_s,
+      "<=": unsigned ? Op.i32_le_u : Op.i32_le_s,
+      ">": unsigned ? Op.i32_gt_u : Op.i32_gt_s,
+      ">=": unsigned ? Op.i32_ge_u : Op.i32_ge_s,
+    };
+    const I64: Record<string, number> = {
+      "+": Op.i64_add,
+      "-": Op.i64_sub,
+      "*": Op.i64_mul,
+      "/": unsigned ? Op.i64_div_u : Op.i64_div_s,
+      "%": unsigned ? Op.i64_rem_u : Op.i64_rem_s,
+      "<<": Op.i64_shl,
+      ">>": unsigned ? Op.i64_shr_u : Op.i64_shr_s,
+      "&": Op.i64_and,
+      "|": Op.i64_or,
+      "^": Op.i64_xor,
+      "==": Op.i64_eq,
+      "!=": Op.i64_ne,
+      "<": unsigned ? Op.i64_lt_u : Op.i64_lt_s,
+      "<=": unsigned ? Op.i64_le_u : Op.i64_le_s,
+      ">": unsigned ? Op.i64_gt_u : Op.i64_gt_s,
+      ">=": unsigned ? Op.i64_ge_u : Op.i64_ge_s,
+    };
+    const F32: Record<string, number> = {
+      "+": Op.f32_add,
+      "-": Op.f32_sub,
+      "*": Op.f32_mul,
+      "/": Op.f32_div,
+      "==": Op.f32_eq,
+      "!=": Op.f32_ne,
+      "<": Op.f32_lt,
+      "<=": Op.f32_le,
+      ">": Op.f32_gt,
+      ">=": Op.f32_ge,
+    };
+    const F64: Record<string, number> = {
+      "+": Op.f64_add,
+      "-": Op.f64_sub,
+      "*": Op.f64_mul,
+      "/": Op.f64_div,
+      "==": Op.f64_eq,
+      "!=": Op.f64_ne,
+      "<": Op.f64_lt,
+      "<=": Op.f64_le,
+      ">": Op.f64_gt,
+      ">=": Op.f64_ge,
+    };
+    const table = v === "i32" ? I32 : v === "i64" ? I64 : v === "f32" ? F32 : F64;
+    const code = table[op];
+    if (code === undefined)
+      throw typeError(`operator '${op}' cannot be applied to '${typeName(t)}'`, n);
+    if (op === "/" || op === "%") fb.at(n).trapPoint();
+    fb.op(code);
+  }
+
+  private assign(n: Node, discard: boolean): void {
+    const fb = this.fb;
+    const l = n.lhs!;
+    const t = n.ty!;
+    if (this.isRegister(l)) {
+      this.expr(n.rhs!);
+      const idx = this.localOf.get(l.v!.id)!;
+      if (discard) fb.localSet(idx);
+      else fb.localTee(idx);
+      return;
+    }
+    if (isAggregate(t)) {
+      const dst = this.tmp("i32");
+      this.addr(l);
+      fb.localTee(dst);
+      this.expr(n.rhs!);
+      fb.i32(t.size).prefix(PrefixOp.memory_copy).u32(0).u32(0);
+      if (!discard) fb.localGet(dst);
+      return;
+    }
+    const off = this.addrParts(l);
+    this.expr(n.rhs!);
+    let val = -1;
+    if (!discard) {
+      val = this.tmp(valType(t));
+      fb.localTee(val);
+    }
+    fb.at(n);
+    this.store(t, off);
+    if (!discard) fb.localGet(val);
+  }
+
+  /** Applies `lhs op= rhs` with the loaded value on the stack. */
+  private applyOp(n: Node): void {
+    const t = n.ty!;
+    const opTy = n.opTy!;
+    const ptrStep = t.kind === "ptr";
+    if (!ptrStep) this.convert(t, opTy);
+    this.binary({ ...n, kind: "binary", lhs: PUSHED, ty: opTy, opTy });
+    if (!ptrStep) this.convert(opTy, t);
+  }
+
+  private opAssign(n: Node, discard: boolean): void {
+    const fb = this.fb;
+    const l = n.lhs!;
+    const t = n.ty!;
+    if (this.isRegister(l)) {
+      const idx = this.localOf.get(l.v!.id)!;
+      fb.localGet(idx);
+      this.applyOp(n);
+      if (discard) fb.localSet(idx);
+      else fb.localTee(idx);
+      return;
+    }
+    const base = this.tmp("i32");
+    const off = this.addrParts(l);
+    fb.at(n);
+    fb.localTee(base).localGet(base);
+    this.load(t, off);
+    this.applyOp(n);
+    let val = -1;
+    if (!discard) {
+      val = this.tmp(valType(t));
+      fb.localTee(val);
+    }
+    fb.at(n);
+    this.store(t, off);
+    if (!discard) fb.localGet(val);
+  }
+
+  private addDelta(t: Type, delta: number): void {
+    const fb = this.fb;
+    switch (valType(t)) {
+      case "i32":
+        fb.i32(delta).op(Op.i32_add);
+        this.narrow(t);
+        break;
+      case "i64":
+        fb.i64(BigInt(delta)).op(Op.i64_add);
+        break;
+      case "f32":
+        fb.f32(delta).op(Op.f32_add);
+        break;
+      case "f64":
+        fb.f64(delta).op(Op.f64_add);
+        break;
+    }
+    if (t.kind === "bool") fb.i32(0).op(Op.i32_ne);
+  }
+
+  private incdec(n: Node, discard: boolean): void {
+    const fb = this.fb;
+    const l = n.lhs!;
+    const t = n.ty!;
+    const vt = valType(t);
+    if (this.isRegister(l)) {
+      const idx = this.localOf.get(l.v!.id)!;
+      if (!discard && !n.prefix) fb.localGet(idx);
+      fb.localGet(idx);
+      this.addDelta(t, n.delta!);
+      if (discard || !n.prefix) fb.localSet(idx);
+      else fb.localTee(idx);
+      return;
+    }
+    const base = this.tmp("i32");
+    const off = this.addrParts(l);
+    fb.at(n);
+    fb.localTee(base).localGet(base);
+    this.load(t, off);
+    let keep = -1;
+    if (!discard) {
+      keep = this.tmp(vt);
+      if (!n.prefix) fb.localTee(keep);
+    }
+    this.addDelta(t, n.delta!);
+    if (!discard && n.prefix) fb.localTee(keep);
+    this.store(t, off);
+    if (!discard) fb.localGet(keep);
+  }
+
+  // ---- calls ----
+  private call(n: Node): void {
+    const fb = this.fb;
+    const name = n.callee;
+    const args = n.args!;
+    if (name !== undefined) {
+      const user = this.ctx.opts.funcs.get(name);
+      if (user && user.body) {
+        this.structResultBuffer(user.ty);
+        for (const a of args) this.expr(a);
+        fb.call(this.ctx.funcIndex.get(name)!);
+        if (user.ty.ret!.kind === "void" && n.ty!.kind !== "void") fb.i32(0);
+        return;
+      }
+      if (INLINE_FUNCTIONS.has(name)) {
+        this.inline(name, n);
+        return;
+      }
+      const idx = this.ctx.importIndex.get(name);
+      if (idx === undefined) throw typeError(`unknown function '${name}'`, n);
+      const fty = n.fnTy!;
+      const params = fty.params!;
+      if (fty.variadic) {
+        // Evaluate every argument first (they may call printf themselves), then lay them out.
+        const fixed = args.slice(0, params.length);
+        const extra = args.slice(params.length);
+        for (const a of fixed) {
+          this.expr(a);
+          this.hostArg(a.ty!);
+        }
+        const temps = extra.map((a) => {
+          this.expr(a);
+          const vt = valType(a.ty!.kind === "array" || a.ty!.kind === "func" ? T.uint : a.ty!);
+          const tmp = this.tmp(vt);
+          fb.localSet(tmp);
+          return { tmp, ty: a.ty!, vt };
+        });
+        this.varargBytes = Math.max(this.varargBytes, temps.length * 8);
+        temps.forEach(({ tmp, ty, vt }, i) => {
+          fb.localGet(this.fp);
+          fb.localGet(tmp);
+          if (vt === "i32")
+            fb.op(
+              ty.unsigned || ty.kind === "ptr" || ty.kind === "array"
+                ? Op.i64_extend_i32_u
+                : Op.i64_extend_i32_s,
+            );
+          if (vt === "f64") fb.mem(Op.f64_store, 3, this.varargOffset + i * 8);
+          else fb.mem(Op.i64_store, 3, this.varargOffset + i * 8);
+        });
+        fb.localGet(this.fp);
+        if (this.varargOffset) fb.i32(this.varargOffset).op(Op.i32_add);
+      } else {
+        for (const a of args) {
+          this.expr(a);
+          this.hostArg(a.ty!);
+        }
+      }
+      fb.at(n);
+      fb.call(idx);
+      this.hostResult(fty.ret!);
+      if (fty.ret!.kind === "void" && n.ty!.kind !== "void") fb.i32(0);
+      return;
+    }
+    // Through a function pointer.
+    const fty = n.fnTy!;
+    this.structResultBuffer(fty);
+    for (const a of args) this.expr(a);
+    this.expr(n.lhs!);
+    fb.op(Op.call_indirect);
+    fb.u32(this.ctx.types.indexOf(userSig(fty)));
+    fb.u32(0);
+  }
+
+  /** For a callee returning a struct: reserve a frame slot and pass its address. */
+  private structResultBuffer(fty: Type): void {
+    const ret = fty.ret!;
+    if (!isAggregate(ret)) return;
+    const align = Math.max(ret.align, 8);
+    this.tempBytes = Math.ceil(this.tempBytes / align) * align;
+    const off = this.varargOffset + this.varargBytes + this.tempBytes;
+    this.tempBytes += ret.size;
+    this.fb.localGet(this.fp).i32(off).op(Op.i32_add);
+  }
+
+  private hostArg(t: Type): void {
+    const fb = this.fb;
+    const v = valType(t);
+    if (v === "i64") fb.op(t.unsigned ? Op.f64_convert_i64_u : Op.f64_convert_i64_s);
+    else if (v === "f32") fb.op(Op.f64_promote_f32);
+  }
+  private hostResult(t: Type): void {
+    const fb = this.fb;
+    const v = valType(t);
+    if (t.kind === "void") return;
+    if (v === "i64")
+      fb.prefix(t.unsigned ? PrefixOp.i64_trunc_sat_f64_u : PrefixOp.i64_trunc_sat_f64_s);
+    else if (v === "f32") fb.op(Op.f32_demote_f64);
+  }
+
+  private inline(name: string, n: Node): void {
+    const fb = this.fb;
+    const a = n.args!;
+    const one = (): void => this.expr(a[0]!);
+    switch (name) {
+      case "sqrt":
+        one();
+        fb.op(Op.f64_sqrt);
+        return;
+      case "sqrtf":
+        one();
+        fb.op(Op.f32_sqrt);
+        return;
+      case "fabs":
+        one();
+        fb.op(Op.f64_abs);
+        return;
+      case "fabsf":
+        one();
+        fb.op(Op.f32_abs);
+        return;
+      case "floor":
+        one();
+        fb.op(Op.f64_floor);
+        return;
+      case "ceil":
+        one();
+        fb.op(Op.f64_ceil);
+        return;
+      case "trunc":
+        one();
+        fb.op(Op.f64_trunc);
+        return;
+      case "fmin":
+        one();
+        this.expr(a[1]!);
+        fb.op(Op.f64_min);
+        return;
+      case "fmax":
+        one();
+        this.expr(a[1]!);
+        fb.op(Op.f64_max);
+        return;
+      case "abs":
+      case "labs":
+      case "llabs": {
+        const vt = valType(a[0]!.ty!);
+        const t = this.tmp(vt);
+        one();
+        fb.localSet(t);
+        if (vt === "i64") {
+          fb.i64(0n)
+            .localGet(t)
+            .op(Op.i64_sub)
+            .localGet(t)
+            .localGet(t)
+            .i64(0n)
+            .op(Op.i64_lt_s)
+            .op(Op.select);
+        } else {
+          fb.i32(0)
+            .localGet(t)
+            .op(Op.i32_sub)
+            .localGet(t)
+            .localGet(t)
+            .i32(0)
+            .op(Op.i32_lt_s)
+            .op(Op.select);
+        }
+        return;
+      }
+      case "memset":
+      case "memcpy":
+      case "memmove": {
+        const d = this.tmp("i32");
+        one();
+        fb.localTee(d);
+        this.expr(a[1]!);
+        this.expr(a[2]!);
+        fb.op(Op.i32_wrap_i64);
+        if (name === "memset") fb.prefix(PrefixOp.memory_fill).u32(0);
+        else fb.prefix(PrefixOp.memory_copy).u32(0).u32(0);
+        fb.localGet(d);
+        return;
+      }
+      case "__memory_size":
+        fb.op(0x3f).u32(0);
+        return;
+      case "__memory_grow":
+        one();
+        fb.op(0x40).u32(0);
+        return;
+      case "assert":
+        one();
+        fb.op(Op.i32_eqz).blockOp(Op.if);
+        this.trap(TrapCode.assertion, n);
+        fb.op(Op.end);
+        return;
+      case "exit":
+        fb.i32(TrapCode.exit);
+        one();
+        fb.i32(0).call(0);
+        return;
+    }
+    throw typeError(`unknown function '${name}'`, n);
+  }
+}
+
+/** A stand-in operand meaning "the value is already on the stack". */
+const PUSHED: Node = { kind: "null", line: 0, col: 0 };
+
+export type { Var };

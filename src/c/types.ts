@@ -1,0 +1,181 @@
+// Stage 4 support: the C type system of Ruffian's dialect (LP64 integers, 32-bit pointers into
+// wasm memory), the usual arithmetic conversions, and the wasm value type each C type lives in.
+import type { ValType } from "./wasm.js";
+
+export type TypeKind =
+  | "void"
+  | "bool"
+  | "char"
+  | "short"
+  | "int"
+  | "long"
+  | "float"
+  | "double"
+  | "enum"
+  | "ptr"
+  | "array"
+  | "struct"
+  | "union"
+  | "func";
+
+export interface Member {
+  name: string;
+  ty: Type;
+  offset: number;
+}
+
+export interface Type {
+  kind: TypeKind;
+  size: number;
+  align: number;
+  unsigned?: boolean;
+  isConst?: boolean;
+  /** ptr/array: the element type. */
+  base?: Type;
+  /** array: element count (-1 while incomplete, e.g. `int a[] = {...}`). */
+  len?: number;
+  /** struct/union */
+  members?: Member[];
+  tag?: string;
+  complete?: boolean;
+  /** func */
+  ret?: Type;
+  params?: Type[];
+  variadic?: boolean;
+  /** func: parameter names as written (for definitions). */
+  paramNames?: { text: string; line: number; col: number }[];
+  /** Name given by the typedef or spelling, used in messages ("int", "char *"). */
+  name?: string;
+}
+
+const prim = (kind: TypeKind, size: number, unsigned = false): Type => ({
+  kind,
+  size,
+  align: Math.max(size, 1),
+  unsigned,
+});
+
+export const T = {
+  void: prim("void", 1),
+  bool: prim("bool", 1, true),
+  char: prim("char", 1),
+  uchar: prim("char", 1, true),
+  short: prim("short", 2),
+  ushort: prim("short", 2, true),
+  int: prim("int", 4),
+  uint: prim("int", 4, true),
+  long: prim("long", 8),
+  ulong: prim("long", 8, true),
+  float: prim("float", 4),
+  double: prim("double", 8),
+};
+
+export const pointerTo = (base: Type): Type => ({
+  kind: "ptr",
+  size: 4,
+  align: 4,
+  base,
+  unsigned: true,
+});
+
+export const arrayOf = (base: Type, len: number): Type => ({
+  kind: "array",
+  size: len < 0 ? 0 : base.size * len,
+  align: base.align,
+  base,
+  len,
+});
+
+export const funcType = (ret: Type, params: Type[], variadic = false): Type => ({
+  kind: "func",
+  size: 1,
+  align: 1,
+  ret,
+  params,
+  variadic,
+});
+
+export const enumType = (): Type => ({ kind: "enum", size: 4, align: 4 });
+
+export const isInteger = (t: Type): boolean =>
+  t.kind === "bool" ||
+  t.kind === "char" ||
+  t.kind === "short" ||
+  t.kind === "int" ||
+  t.kind === "long" ||
+  t.kind === "enum";
+
+export const isFloat = (t: Type): boolean => t.kind === "float" || t.kind === "double";
+export const isNumeric = (t: Type): boolean => isInteger(t) || isFloat(t);
+export const isPointerLike = (t: Type): boolean => t.kind === "ptr" || t.kind === "array";
+export const isScalar = (t: Type): boolean => isNumeric(t) || t.kind === "ptr";
+export const isAggregate = (t: Type): boolean => t.kind === "struct" || t.kind === "union";
+
+/** The wasm value type an rvalue of this C type occupies on the operand stack. */
+export function valType(t: Type): ValType {
+  switch (t.kind) {
+    case "long":
+      return "i64";
+    case "float":
+      return "f32";
+    case "double":
+      return "f64";
+    default:
+      return "i32";
+  }
+}
+
+/** Integer promotion: anything narrower than int becomes int. */
+export function promote(t: Type): Type {
+  if (t.kind === "bool" || t.kind === "char" || t.kind === "short" || t.kind === "enum")
+    return T.int;
+  return t;
+}
+
+/** The common type of a binary arithmetic operation (C11 6.3.1.8, LP64). */
+export function usualArith(a: Type, b: Type): Type {
+  if (a.kind === "double" || b.kind === "double") return T.double;
+  if (a.kind === "float" || b.kind === "float") return T.float;
+  const pa = promote(a);
+  const pb = promote(b);
+  if (pa.kind === "long" || pb.kind === "long") {
+    const unsigned = (pa.kind === "long" && pa.unsigned) || (pb.kind === "long" && pb.unsigned);
+    return unsigned ? T.ulong : T.long;
+  }
+  return pa.unsigned || pb.unsigned ? T.uint : T.int;
+}
+
+export function typeName(t: Type): string {
+  if (t.name) return t.name;
+  switch (t.kind) {
+    case "ptr":
+      return t.base!.kind === "func"
+        ? `${typeName(t.base!.ret!)} (*)()`
+        : `${typeName(t.base!)} *`.replace("* *", "**");
+    case "array":
+      return `${typeName(t.base!)}[${t.len! >= 0 ? t.len : ""}]`;
+    case "struct":
+    case "union":
+      return `${t.kind} ${t.tag ?? "<anonymous>"}`;
+    case "func":
+      return `${typeName(t.ret!)} ()`;
+    case "enum":
+      return "int";
+    case "bool":
+      return "_Bool";
+    case "long":
+      return t.unsigned ? "unsigned long" : "long";
+    default:
+      return (t.unsigned ? "unsigned " : "") + t.kind;
+  }
+}
+
+export const sameType = (a: Type, b: Type): boolean => {
+  if (a === b) return true;
+  if (a.kind !== b.kind) return false;
+  if (a.kind === "ptr" || a.kind === "array") return sameType(a.base!, b.base!);
+  if (a.kind === "struct" || a.kind === "union") return a.members === b.members;
+  return !!a.unsigned === !!b.unsigned && a.size === b.size;
+};
+
+export const alignTo = (n: number, a: number): number => Math.ceil(n / a) * a;

@@ -1,0 +1,81 @@
+// `ruffian eval`: runs a question set through the in-band runtime and prints accuracy per task.
+import { readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import cliProgress from "cli-progress";
+import { openEngine } from "../../engine/open.js";
+import { evaluate, type EvalQuestion } from "../../eval/nano-eval.js";
+import { defaultModelPath, packageRoot } from "../../paths.js";
+import { parseIntOption } from "../options.js";
+
+export interface EvalCommandOptions {
+  model?: string;
+  set?: string;
+  limit?: string;
+  parallel: string;
+  maxTokens: string;
+  inject?: boolean;
+  json?: string;
+}
+
+export const DEFAULT_EVAL_SET = join(packageRoot, "eval", "nano-questions.jsonl");
+
+export function readQuestions(path: string): EvalQuestion[] {
+  return readFileSync(path, "utf8")
+    .split("\n")
+    .filter((l) => l.trim().length > 0)
+    .map((line, i) => {
+      const q = JSON.parse(line) as Partial<EvalQuestion>;
+      if (
+        typeof q.question !== "string" ||
+        typeof q.result !== "string" ||
+        typeof q.task !== "string"
+      ) {
+        throw new Error(
+          `${path}:${i + 1}: each line needs "task", "question" and "result" strings`,
+        );
+      }
+      return { task: q.task, question: q.question, result: q.result, code: q.code };
+    });
+}
+
+export async function evalCommand(opts: EvalCommandOptions): Promise<number> {
+  const parallel = parseIntOption("--parallel", opts.parallel, 1);
+  const maxTokens = parseIntOption("--max-tokens", opts.maxTokens, 1);
+  let questions = readQuestions(opts.set ?? DEFAULT_EVAL_SET);
+  if (opts.limit) questions = questions.slice(0, parseIntOption("--limit", opts.limit, 1));
+  const engine = await openEngine(opts.model ?? defaultModelPath, {
+    sequences: parallel,
+    contextSize: 512 * parallel,
+    glassBox: false,
+  });
+  try {
+    const bar = process.stderr.isTTY
+      ? new cliProgress.SingleBar(
+          { format: "eval [{bar}] {value}/{total}" },
+          cliProgress.Presets.shades_classic,
+        )
+      : undefined;
+    bar?.start(questions.length, 0);
+    const report = await evaluate(engine, questions, {
+      inject: opts.inject !== false,
+      parallel,
+      maxTokens,
+      onProgress: (n) => bar?.update(n),
+    });
+    bar?.stop();
+    const pct = (a: number, b: number) => (b ? ((100 * a) / b).toFixed(1) : "-");
+    process.stdout.write(`task            n   correct   code exact\n`);
+    for (const t of report.byTask) {
+      process.stdout.write(
+        `${t.task.padEnd(14)} ${String(t.total).padStart(3)}   ${pct(t.correct, t.total).padStart(6)}%   ${pct(t.codeExact, t.total).padStart(6)}%\n`,
+      );
+    }
+    process.stdout.write(
+      `all            ${String(report.total).padStart(3)}   ${pct(report.correct, report.total).padStart(6)}%   (${report.seconds.toFixed(1)} s, injection ${opts.inject === false ? "off" : "on"})\n`,
+    );
+    if (opts.json) writeFileSync(opts.json, JSON.stringify(report, null, 1));
+    return 0;
+  } finally {
+    engine.dispose();
+  }
+}

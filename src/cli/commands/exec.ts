@@ -1,0 +1,110 @@
+// `ruffian exec`: runs a C (or Lisp, CALC) program from a file, standard input or -e in the
+// sandboxed VM and prints its result; errors go to stderr as file:line:col: message.
+import { readFileSync } from "node:fs";
+import { PROFILES, runC, type VmOutcome, type VmProfileName } from "../../vm/index.js";
+
+export interface ExecOptions {
+  expr?: string;
+  lang: string;
+  profile?: string;
+  stats?: boolean;
+  json?: boolean;
+}
+
+type Runner = (source: string) => VmOutcome;
+
+async function readStdin(): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString("utf8");
+}
+
+/** The runner for a language; Lisp and CALC are loaded only when asked for. */
+async function runnerFor(
+  lang: string,
+  profile: VmProfileName | undefined,
+): Promise<Runner | string> {
+  switch (lang) {
+    case "c":
+      return (src) => runC(src, { profile });
+    case "lisp":
+      try {
+        const modulePath = "../../lisp/index.js";
+        const lisp = (await import(modulePath)) as {
+          LispSession: new () => { run(s: string): VmOutcome };
+        };
+        return (src) => new lisp.LispSession().run(src);
+      } catch {
+        return "language 'lisp' is not available";
+      }
+    case "calc":
+      try {
+        const modulePath = "../../calc/calc.js";
+        const calc = (await import(modulePath)) as { runCalc(s: string): VmOutcome };
+        return (src) => calc.runCalc(src);
+      } catch {
+        return "language 'calc' is not available";
+      }
+    default:
+      return `unknown language '${lang}' (use c, lisp or calc)`;
+  }
+}
+
+const jsonSafe = (_k: string, v: unknown): unknown => (typeof v === "bigint" ? v.toString() : v);
+
+export async function execCommand(file: string | undefined, opts: ExecOptions): Promise<number> {
+  const err = (msg: string): number => {
+    process.stderr.write(`ruffian: ${msg}\n`);
+    return 1;
+  };
+  if (opts.profile !== undefined && !(opts.profile in PROFILES))
+    return err(`unknown profile '${opts.profile}' (use ${Object.keys(PROFILES).join(", ")})`);
+  const profile = opts.profile as VmProfileName | undefined;
+
+  let source: string;
+  let name: string;
+  if (opts.expr !== undefined) {
+    if (file !== undefined) return err("give either a file or -e, not both");
+    source = opts.expr;
+    name = "<expr>";
+  } else if (file === undefined || file === "-") {
+    source = await readStdin();
+    name = "<stdin>";
+  } else {
+    try {
+      source = readFileSync(file, "utf8");
+    } catch (e) {
+      return err(`cannot read '${file}': ${(e as NodeJS.ErrnoException).code ?? String(e)}`);
+    }
+    name = file;
+  }
+
+  const runner = await runnerFor(opts.lang, profile);
+  if (typeof runner === "string") return err(runner);
+  const outcome = runner(source);
+
+  if (opts.json) {
+    process.stdout.write(JSON.stringify(outcome, jsonSafe, 2) + "\n");
+    return outcome.ok ? 0 : 1;
+  }
+  if (outcome.ok) {
+    const text = outcome.text;
+    process.stdout.write(text.length > 0 && !text.endsWith("\n") ? text + "\n" : text);
+    if (outcome.outputTruncated)
+      process.stderr.write("ruffian: output truncated at the output limit\n");
+  } else {
+    if (outcome.stdout)
+      process.stdout.write(outcome.stdout.endsWith("\n") ? outcome.stdout : outcome.stdout + "\n");
+    const e = outcome.error;
+    const where = e.line > 0 ? `${name}:${e.line}:${e.column}` : name;
+    process.stderr.write(`${where}: ${e.message}\n`);
+  }
+  if (opts.stats) {
+    const s = outcome.stats;
+    process.stderr.write(
+      `compile ${s.compileMs.toFixed(3)} ms, run ${s.runMs.toFixed(3)} ms, ` +
+        `${s.instructions} instructions, ${s.memoryBytes} bytes of memory\n`,
+    );
+  }
+  return outcome.ok ? 0 : 1;
+}

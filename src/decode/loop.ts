@@ -1,0 +1,490 @@
+// The in-band decode loop: samples each token in TypeScript, scans generated text for code
+// regions, runs them in the sequence's VM and evaluates the result into the KV cache before the
+// next token is sampled. Several sequences advance together, one batched decode per step.
+//
+// Order within one step of one sequence:
+//   1. load the engine's logits; replay edits a region program made on the previous step;
+//   2. run hooks (each may read and edit the logits, print to the hook console, request a rewind);
+//   3. sample, feed the token's text to the scanner, emit events;
+//   4. decode the token (all sequences in one batch);
+//   5. if a region closed: run it (its reads see the distribution right after the region), inject
+//      the result (a second batched decode), and keep its logit edits for step 1 of the next token.
+// A region program's checkpoints point past its injected result; rewinds happen after the code
+// that asked for them returns.
+import type { Engine, ObserveOptions } from "../engine/types.js";
+import type { VmOutcome } from "../vm/result.js";
+import { runCalc } from "../calc/calc.js";
+import { LispSession } from "../lisp/session.js";
+import { formatInjection } from "./injection.js";
+import { continuationTokens } from "./continuation.js";
+import type { DecodeEvent } from "./events.js";
+import type { Region, RegionSyntax } from "./scanner.js";
+import type { SamplerOptions } from "./sampler.js";
+import { SequenceState, type LiveVm } from "./sequence.js";
+import { MASKED_LOGIT } from "./logit-state.js";
+
+export interface GenerationRequest {
+  /** Engine sequence id (default 0). */
+  seq?: number;
+  /** The full prompt text (already rendered with a chat template when the model has one). */
+  prompt: string;
+  maxTokens?: number;
+  /** Sampling; default greedy. */
+  sampling?: SamplerOptions;
+  /** Generation stops when the text contains one of these (the stop text is cut off). */
+  stop?: readonly string[];
+  /** A C program whose main() runs once before generation (may call hook_set, vm_checkpoint …). */
+  hook?: string;
+  syntaxes?: readonly RegionSyntax[];
+  /** false: regions are still detected and reported, but nothing is run or injected. */
+  inject?: boolean;
+  /** Keep the VM session (functions, globals, memory[]) across generations. */
+  live?: LiveVm;
+  /** Reuse the longest prefix of the sequence's KV cache that matches the new prompt. */
+  reusePrefix?: boolean;
+}
+
+export interface DecodeLoopOptions {
+  /** Which activations the engine records for glass-box intrinsics (default: all it can). */
+  observe?: ObserveOptions;
+  /** Compute the probability and entropy of every sampled token (default true). */
+  tokenStats?: boolean;
+  signal?: AbortSignal;
+}
+
+/** How long the loop may run without letting the event loop in (signals, I/O, timers). */
+const YIELD_EVERY_MS = 5;
+
+/** Tokens currently in each engine sequence, so a later request can reuse a common prefix. */
+const kvContents = new WeakMap<Engine, Map<number, number[]>>();
+
+function kvOf(engine: Engine, seq: number): number[] {
+  let m = kvContents.get(engine);
+  if (!m) kvContents.set(engine, (m = new Map()));
+  let tokens = m.get(seq);
+  if (!tokens) m.set(seq, (tokens = []));
+  return tokens;
+}
+
+export class DecodeLoop {
+  constructor(
+    readonly engine: Engine,
+    readonly options: DecodeLoopOptions = {},
+  ) {}
+
+  /** Generates for every request together and streams the events of all of them. */
+  async *run(requests: readonly GenerationRequest[]): AsyncGenerator<DecodeEvent> {
+    const engine = this.engine;
+    const caps = engine.capabilities;
+    const observe = this.options.observe ?? {
+      hidden: caps.reads.hidden,
+      attention: caps.reads.attention,
+      kv: caps.reads.kv,
+      finalNorm: caps.reads.finalNorm,
+    };
+    engine.observe(observe);
+    const seqs = requests.map((r) => {
+      const seq = r.seq ?? 0;
+      if (seq < 0 || seq >= caps.maxSequences) {
+        throw new RangeError(`sequence ${seq} is outside 0..${caps.maxSequences - 1}`);
+      }
+      return new SequenceState(engine, {
+        seq,
+        maxTokens: r.maxTokens ?? 256,
+        sampling: r.sampling ?? { temperature: 0 },
+        stop: r.stop ?? [],
+        syntaxes: r.syntaxes,
+        inject: r.inject ?? true,
+        live: r.live,
+      });
+    });
+    if (new Set(seqs.map((s) => s.seq)).size !== seqs.length) {
+      throw new Error("two requests use the same sequence");
+    }
+
+    this.prefill(seqs, requests);
+    for (let i = 0; i < seqs.length; i++) {
+      const hook = requests[i]!.hook;
+      if (hook !== undefined) this.runSetup(seqs[i]!, hook);
+    }
+    yield* this.drain(seqs);
+
+    let lastYield = performance.now();
+    while (seqs.some((s) => !s.done)) {
+      if (this.options.signal?.aborted) {
+        for (const s of seqs) s.finish("aborted");
+        yield* this.drain(seqs);
+        break;
+      }
+      const items: Array<{ seq: number; tokens: number[] }> = [];
+      const owners: SequenceState[] = [];
+      for (const s of seqs) {
+        if (s.done) continue;
+        const tokens = this.chooseNext(s);
+        if (tokens) {
+          items.push({ seq: s.seq, tokens });
+          owners.push(s);
+        }
+      }
+      if (items.length > 0) {
+        this.applySteering(owners);
+        engine.decode(items);
+        for (let i = 0; i < owners.length; i++) this.appendTokens(owners[i]!, items[i]!.tokens);
+      }
+      this.runClosedRegions(owners);
+      yield* this.drain(seqs);
+      // Let timers, signals and I/O run every few milliseconds; the decode itself is synchronous.
+      if (performance.now() - lastYield > YIELD_EVERY_MS) {
+        await new Promise<void>((resolve) => setImmediate(resolve));
+        lastYield = performance.now();
+      }
+    }
+  }
+
+  private *drain(seqs: SequenceState[]): Generator<DecodeEvent> {
+    for (const s of seqs) {
+      while (s.events.length > 0) yield s.events.shift()!;
+    }
+  }
+
+  /** Evaluates each prompt (reusing a matching KV prefix when asked) so logits are ready. */
+  private prefill(seqs: SequenceState[], requests: readonly GenerationRequest[]): void {
+    const engine = this.engine;
+    const items: Array<{ seq: number; tokens: number[] }> = [];
+    for (let i = 0; i < seqs.length; i++) {
+      const s = seqs[i]!;
+      const req = requests[i]!;
+      const promptTokens = engine.tokenize(req.prompt, { addSpecial: true, parseSpecial: true });
+      if (promptTokens.length === 0) throw new Error("the prompt is empty");
+      if (promptTokens.length >= engine.capabilities.contextSize) {
+        throw new Error(
+          `the prompt has ${promptTokens.length} tokens but the context holds ${engine.capabilities.contextSize}`,
+        );
+      }
+      const cached = kvOf(engine, s.seq);
+      let keep = 0;
+      if (req.reusePrefix) {
+        while (
+          keep < cached.length &&
+          keep < promptTokens.length &&
+          cached[keep] === promptTokens[keep]
+        )
+          keep++;
+        // At least one token must be decoded to get fresh logits.
+        if (keep === promptTokens.length) keep--;
+      }
+      engine.truncate(s.seq, keep);
+      cached.length = keep;
+      s.tokens.push(...promptTokens);
+      s.promptLength = promptTokens.length;
+      s.stats.promptTokens = promptTokens.length;
+      items.push({ seq: s.seq, tokens: promptTokens.slice(keep) });
+    }
+    engine.decode(items);
+    for (const s of seqs) {
+      const cached = kvOf(engine, s.seq);
+      cached.length = 0;
+      cached.push(...s.tokens);
+    }
+  }
+
+  private runSetup(s: SequenceState, source: string): void {
+    s.logitState.load(this.engine.logits(s.seq));
+    s.logitsReady = true;
+    const outcome = s.inPhase("setup", () => s.vm.run(source));
+    s.logitsReady = false;
+    s.pendingEdits = [...s.logitState.edits];
+    s.recordVm("setup", "c", source, outcome);
+    if (outcome.stdout)
+      s.events.push({ type: "hook-log", seq: s.seq, hook: "main", step: 0, text: outcome.stdout });
+    this.performRewind(s);
+  }
+
+  /** Steps 1–3 for one sequence: returns the tokens to decode, or null when it finished or rewound. */
+  private chooseNext(s: SequenceState): number[] | null {
+    const engine = this.engine;
+    if (s.sampled >= s.options.maxTokens) {
+      s.finish("max-tokens");
+      return null;
+    }
+    if (s.tokens.length >= engine.capabilities.contextSize) {
+      s.finish("context-full");
+      return null;
+    }
+    const state = s.logitState;
+    state.load(engine.logits(s.seq));
+    s.logitsReady = true;
+    if (s.pendingEdits.length > 0) {
+      state.replay(s.pendingEdits);
+      s.pendingEdits = [];
+    }
+    this.runHooks(s);
+    if (s.pendingRewind !== null) {
+      s.logitsReady = false;
+      this.performRewind(s);
+      return null;
+    }
+    // The generated tokens, only built when a repetition penalty needs them.
+    const penalty = s.options.sampling.repetitionPenalty ?? 1;
+    const history =
+      penalty !== 1 && s.tokens.length > s.promptLength
+        ? s.tokens.slice(s.promptLength)
+        : undefined;
+    let token: number;
+    try {
+      token = s.sampler.sample(state.logits, history);
+    } catch (err) {
+      // Everything masked by VM code: fall back to the model's own choice rather than stall.
+      s.events.push({
+        type: "hook-error",
+        seq: s.seq,
+        hook: "sampler",
+        step: s.step,
+        message: (err as Error).message,
+      });
+      state.load(engine.logits(s.seq));
+      token = s.sampler.sample(state.logits, history);
+    }
+    s.logitsReady = false;
+    const stats = this.options.tokenStats !== false;
+    const probability = stats ? state.probability(token) : NaN;
+    const entropy = stats ? state.entropy() : NaN;
+    const step = s.step++;
+    s.sampled++;
+    if (engine.isEndOfGeneration(token)) {
+      s.finish("eos");
+      return null;
+    }
+    let text = engine.tokenText(token);
+    const before = s.scanner.offset;
+    const events = s.scanner.feed(text);
+    let tokens = [token];
+    const duplicate = events.find((e) => e.type === "result-duplicate");
+    if (
+      duplicate &&
+      duplicate.type === "result-duplicate" &&
+      this.dropDuplicate(s, duplicate.start, token, text)
+    ) {
+      return null;
+    }
+    for (const ev of events) {
+      if (ev.type === "region-end" && s.closedRegion === null) {
+        s.closedRegion = ev.region;
+        // The token ran past the region's end: keep only the part up to it, re-tokenized.
+        const end = ev.region.end;
+        if (end < s.scanner.offset) {
+          s.scanner.rewind(end);
+          text = text.slice(0, end - before);
+          tokens = continuationTokens(engine, text);
+        }
+      }
+    }
+    s.events.push({ type: "token", seq: s.seq, step, id: token, text, probability, entropy });
+    const kept = before + text.length;
+    for (const ev of events) {
+      // Events about text past a region's end describe characters that were dropped.
+      if (ev.type === "region-start" && ev.start < kept) {
+        s.events.push({
+          type: "region-start",
+          seq: s.seq,
+          language: ev.language,
+          syntax: ev.syntax,
+          offset: ev.start,
+        });
+      } else if (ev.type === "region-end" && ev.region === s.closedRegion) {
+        s.events.push({ type: "region-end", seq: s.seq, region: ev.region });
+      }
+    }
+    if (!s.options.inject) s.closedRegion = null;
+    const stop = this.findStop(s);
+    if (stop >= 0) {
+      s.scanner.rewind(stop);
+      s.closedRegion = null;
+      s.finish("stop");
+      return null;
+    }
+    for (let i = 0; i < tokens.length; i++) s.tokenOffsets.push(before);
+    return tokens;
+  }
+
+  /**
+   * The model began writing ` = VM[` again right after an injected result. Erase what it wrote
+   * of that prefix (it is at most a few tokens), and forbid the token that started it at the next
+   * step, so the result appears once. Returns false when the prefix does not start on a token
+   * boundary (then it is left alone).
+   */
+  private dropDuplicate(s: SequenceState, start: number, token: number, text: string): boolean {
+    const engine = this.engine;
+    const tokenStart = s.scanner.offset - text.length;
+    let k = s.tokenOffsets.length;
+    while (k > 0 && s.tokenOffsets[k - 1]! >= start) k--;
+    const firstOffset = k < s.tokenOffsets.length ? s.tokenOffsets[k]! : tokenStart;
+    if (firstOffset !== start) return false;
+    const firstToken = k < s.tokenOffsets.length ? s.tokens[s.promptLength + k]! : token;
+    s.scanner.rewind(start);
+    s.tokenOffsets.length = k;
+    const keep = s.promptLength + k - 1;
+    const last = s.tokens[keep]!;
+    s.tokens.length = keep;
+    engine.truncate(s.seq, keep);
+    kvOf(engine, s.seq).length = keep;
+    engine.decode([{ seq: s.seq, tokens: [last] }]);
+    this.appendTokens(s, [last]);
+    s.pendingEdits = [{ op: "set", id: firstToken, value: MASKED_LOGIT }];
+    s.events.push({
+      type: "hook-log",
+      seq: s.seq,
+      hook: "runtime",
+      step: s.step,
+      text: "dropped a repeated ' = VM[' after an injected result\n",
+    });
+    return true;
+  }
+
+  private findStop(s: SequenceState): number {
+    const text = s.text;
+    let at = -1;
+    for (const stop of s.options.stop) {
+      const i = text.indexOf(stop);
+      if (i >= 0 && (at < 0 || i < at)) at = i;
+    }
+    return at;
+  }
+
+  private appendTokens(s: SequenceState, tokens: readonly number[]): void {
+    s.tokens.push(...tokens);
+    const cached = kvOf(this.engine, s.seq);
+    cached.push(...tokens);
+  }
+
+  private applySteering(owners: SequenceState[]): void {
+    let any = false;
+    for (const s of owners) {
+      for (const [layer, add] of s.steering) {
+        this.engine.steer(layer, { add }, { seq: s.seq });
+        any = true;
+      }
+      s.steering.clear();
+    }
+    void any;
+  }
+
+  private runHooks(s: SequenceState): void {
+    for (const [name, left] of [...s.hooks]) {
+      if (left <= 0) {
+        s.hooks.delete(name);
+        continue;
+      }
+      s.hooks.set(name, left - 1);
+      if (left - 1 === 0) s.hooks.delete(name);
+      s.stats.hookCalls++;
+      const outcome = s.inPhase("hook", () => s.vm.call(name, [s.step]));
+      s.recordVm("hook", "c", `${name}(${s.step})`, outcome);
+      if (outcome.stdout) {
+        s.events.push({
+          type: "hook-log",
+          seq: s.seq,
+          hook: name,
+          step: s.step,
+          text: outcome.stdout,
+        });
+      }
+      if (!outcome.ok) {
+        s.hooks.delete(name);
+        const where =
+          outcome.error.line > 0 ? ` at ${outcome.error.line}:${outcome.error.column}` : "";
+        s.events.push({
+          type: "hook-error",
+          seq: s.seq,
+          hook: name,
+          step: s.step,
+          message: `${outcome.error.message}${where}`,
+        });
+      }
+      if (s.pendingRewind !== null) break;
+    }
+  }
+
+  /** Step 5 for every sequence whose last token closed a region. */
+  private runClosedRegions(owners: SequenceState[]): void {
+    const engine = this.engine;
+    const items: Array<{ seq: number; tokens: number[] }> = [];
+    const injected: Array<{ s: SequenceState; text: string; tokens: number[] }> = [];
+    for (const s of owners) {
+      const region = s.closedRegion;
+      if (!region) continue;
+      s.closedRegion = null;
+      s.logitState.load(engine.logits(s.seq));
+      s.logitsReady = true;
+      const outcome = s.inPhase("region", () => this.execute(s, region));
+      s.logitsReady = false;
+      s.pendingEdits = [...s.logitState.edits];
+      s.recordVm("region", region.language, region.source, outcome);
+      const text = formatInjection(region, outcome, { written: s.scanner.resultWritten() });
+      const tokens = continuationTokens(engine, text);
+      injected.push({ s, text, tokens });
+      items.push({ seq: s.seq, tokens });
+    }
+    if (items.length === 0) return;
+    const t0 = performance.now();
+    this.applySteering(injected.map((i) => i.s));
+    engine.decode(items);
+    const decodeMs = performance.now() - t0;
+    for (const { s, text, tokens } of injected) {
+      const at = s.scanner.offset;
+      s.scanner.inject(text);
+      for (let i = 0; i < tokens.length; i++) s.tokenOffsets.push(at);
+      this.appendTokens(s, tokens);
+      s.stats.injectedTokens += tokens.length;
+      s.events.push({ type: "injection", seq: s.seq, text, tokens, decodeMs });
+      for (const id of s.deferredCheckpoints) s.checkpoints.set(id, s.captureCheckpoint(id));
+      s.deferredCheckpoints = [];
+      this.performRewind(s);
+    }
+  }
+
+  private execute(s: SequenceState, region: Region): VmOutcome {
+    switch (region.language) {
+      case "c":
+        return s.vm.run(region.source);
+      case "calc":
+        return runCalc(region.source);
+      case "lisp":
+        s.lisp ??= new LispSession();
+        return s.lisp.run(region.source);
+    }
+  }
+
+  /** Carries out a rewind that VM code asked for: KV cache, text and scanner go back. */
+  private performRewind(s: SequenceState): void {
+    const id = s.pendingRewind;
+    if (id === null) return;
+    s.pendingRewind = null;
+    const cp = s.checkpoints.get(id)!;
+    const engine = this.engine;
+    const erased = s.text.slice(cp.textLength);
+    s.scanner.restore(cp.scanner);
+    s.tokenOffsets.length = cp.offsets;
+    // Re-decode the checkpoint's last token so fresh logits exist for the next sampling step.
+    const keep = cp.position - 1;
+    const last = s.tokens[keep]!;
+    s.tokens.length = keep;
+    engine.truncate(s.seq, keep);
+    const cached = kvOf(engine, s.seq);
+    cached.length = keep;
+    engine.decode([{ seq: s.seq, tokens: [last] }]);
+    this.appendTokens(s, [last]);
+    s.pendingEdits = [];
+    s.stats.rewinds++;
+    s.lastMemo = s.memo;
+    s.events.push({
+      type: "rewind",
+      seq: s.seq,
+      checkpoint: id,
+      erased,
+      memo: s.memo,
+      position: cp.position,
+    });
+    s.memo = "";
+  }
+}

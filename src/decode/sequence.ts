@@ -1,0 +1,198 @@
+// The state of one sequence being generated: its tokens and text, region scanner, VM sessions,
+// hooks, checkpoints and pending interventions. The loop (loop.ts) drives it step by step.
+import type { Engine } from "../engine/types.js";
+import { VmSession } from "../vm/session.js";
+import type { VmOutcome } from "../vm/result.js";
+import { RegionScanner, type RegionSyntax, type Region } from "./scanner.js";
+import { Sampler, type SamplerOptions } from "./sampler.js";
+import { LogitState, type LogitEdit } from "./logit-state.js";
+import { bindIntrinsics, LiveBinding, type IntrinsicHost } from "./intrinsics.js";
+import type { DecodeEvent, DoneReason, GenerationStats } from "./events.js";
+import type { LispSession } from "../lisp/session.js";
+
+export interface Checkpoint {
+  id: number;
+  /** Number of tokens in the context at the checkpoint. */
+  position: number;
+  /** Length of the generated text at the checkpoint. */
+  textLength: number;
+  scanner: ReturnType<RegionScanner["snapshot"]>;
+  offsets: number;
+}
+
+/** Most rewinds one generation may perform: a program that always rewinds still terminates. */
+export const MAX_REWINDS = 32;
+
+export interface SequenceOptions {
+  seq: number;
+  maxTokens: number;
+  sampling: SamplerOptions;
+  stop: readonly string[];
+  syntaxes?: readonly RegionSyntax[];
+  inject: boolean;
+  /** A VM session that outlives this generation (chat); made with `createLiveVm`. */
+  live?: LiveVm;
+}
+
+/** A VM session bound to a sequence across generations. */
+export interface LiveVm {
+  session: VmSession;
+  binding: LiveBinding;
+}
+
+export function createLiveVm(engine: Engine, seq: number): LiveVm {
+  const binding = new LiveBinding(engine, seq);
+  return { session: new VmSession({ intrinsics: bindIntrinsics(binding) }), binding };
+}
+
+/** Where VM code is running, which decides what a checkpoint or logit edit means. */
+export type VmPhase = "idle" | "setup" | "hook" | "region";
+
+export class SequenceState implements IntrinsicHost {
+  readonly seq: number;
+  readonly vm: VmSession;
+  readonly live: LiveVm;
+  lisp: LispSession | undefined;
+  readonly scanner: RegionScanner;
+  readonly sampler: Sampler;
+  readonly logitState: LogitState;
+  /** Every token in the KV cache of this sequence, in order. */
+  readonly tokens: number[] = [];
+  promptLength = 0;
+  /** Text offset at which each generated or injected token starts (index = position − promptLength). */
+  readonly tokenOffsets: number[] = [];
+  sampled = 0;
+  step = 0;
+  done = false;
+  phase: VmPhase = "idle";
+  logitsReady = false;
+  /** Edits a region program made, replayed at the next sampling step. */
+  pendingEdits: LogitEdit[] = [];
+  readonly hooks = new Map<string, number>();
+  readonly checkpoints = new Map<number, Checkpoint>();
+  /** Checkpoints taken during a region program: they point past the injected result. */
+  deferredCheckpoints: number[] = [];
+  nextCheckpointId = 1;
+  pendingRewind: number | null = null;
+  memo = "";
+  lastMemo = "";
+  readonly steering = new Map<number, Float32Array>();
+  readonly events: DecodeEvent[] = [];
+  readonly stats: GenerationStats = {
+    promptTokens: 0,
+    sampledTokens: 0,
+    injectedTokens: 0,
+    vmCalls: 0,
+    hookCalls: 0,
+    rewinds: 0,
+    totalMs: 0,
+    tokensPerSecond: 0,
+  };
+  /** A region that closed in the token just decoded; handled after the batch decode. */
+  closedRegion: Region | null = null;
+  startedAt = performance.now();
+
+  constructor(
+    readonly engine: Engine,
+    readonly options: SequenceOptions,
+  ) {
+    this.seq = options.seq;
+    this.live = options.live ?? createLiveVm(engine, options.seq);
+    this.live.binding.target = this;
+    this.vm = this.live.session;
+    this.scanner = new RegionScanner({ syntaxes: options.syntaxes });
+    this.sampler = new Sampler(engine.capabilities.nVocab, options.sampling);
+    this.logitState = new LogitState(engine.capabilities.nVocab);
+  }
+
+  get text(): string {
+    return this.scanner.text;
+  }
+
+  // ---- IntrinsicHost ----
+  logits(): LogitState {
+    if (!this.logitsReady) throw new Error("no next-token logits are available here");
+    return this.logitState;
+  }
+  contextTokens(): readonly number[] {
+    return this.tokens;
+  }
+  hookSet(fn: string, steps: number): void {
+    if (steps === 0) this.hooks.delete(fn);
+    else this.hooks.set(fn, steps);
+  }
+  hookStep(): number {
+    return this.step;
+  }
+  checkpoint(): number {
+    const id = this.nextCheckpointId++;
+    this.checkpoints.set(id, this.captureCheckpoint(id));
+    if (this.phase === "region") this.deferredCheckpoints.push(id);
+    return id;
+  }
+  captureCheckpoint(id: number): Checkpoint {
+    return {
+      id,
+      position: this.tokens.length,
+      textLength: this.scanner.offset,
+      scanner: this.scanner.snapshot(),
+      offsets: this.tokenOffsets.length,
+    };
+  }
+  requestRewind(id: number): void {
+    if (!this.checkpoints.has(id)) throw new RangeError(`vm_rewind: no checkpoint ${id}`);
+    if (this.stats.rewinds >= MAX_REWINDS) {
+      throw new Error(`vm_rewind: rewind limit reached (${MAX_REWINDS} per generation)`);
+    }
+    this.pendingRewind = id;
+  }
+  setMemo(text: string): void {
+    this.memo = text;
+  }
+  previousMemo(): string {
+    return this.lastMemo;
+  }
+  addActivation(layer: number, dim: number, delta: number): void {
+    let v = this.steering.get(layer);
+    if (!v) this.steering.set(layer, (v = new Float32Array(this.engine.capabilities.nEmbd)));
+    v[dim] = v[dim]! + delta;
+  }
+
+  /** Runs `fn` with the VM phase set, so intrinsics know what a checkpoint means. */
+  inPhase<T>(phase: VmPhase, fn: () => T): T {
+    const before = this.phase;
+    this.phase = phase;
+    try {
+      return fn();
+    } finally {
+      this.phase = before;
+    }
+  }
+
+  finish(reason: DoneReason): void {
+    if (this.done) return;
+    this.done = true;
+    this.live.binding.target = null;
+    const totalMs = performance.now() - this.startedAt;
+    this.stats.totalMs = totalMs;
+    this.stats.sampledTokens = this.sampled;
+    this.stats.tokensPerSecond = totalMs > 0 ? (this.sampled * 1000) / totalMs : 0;
+    this.events.push({
+      type: "done",
+      seq: this.seq,
+      reason,
+      text: this.text,
+      stats: { ...this.stats },
+    });
+  }
+
+  recordVm(
+    origin: "region" | "hook" | "setup",
+    language: Region["language"],
+    source: string,
+    outcome: VmOutcome,
+  ): void {
+    this.stats.vmCalls++;
+    this.events.push({ type: "vm", seq: this.seq, origin, language, source, outcome });
+  }
+}

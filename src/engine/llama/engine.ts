@@ -1,0 +1,780 @@
+// The glass-box engine: one llama.cpp model and context driven through koffi, implementing the
+// Engine interface (batched synchronous decode, zero-copy logits, rewind, observe and steer).
+import koffi from "koffi";
+import { closeSync, existsSync, openSync, readSync, statSync } from "node:fs";
+import { totalmem } from "node:os";
+import { EngineError } from "../errors.js";
+import { defaultThreadCount } from "../threads.js";
+import type {
+  Capabilities,
+  ChatMessage,
+  DecodeItem,
+  Engine,
+  ModelInfo,
+  ObservationStats,
+  ObserveOptions,
+  SpecialTokens,
+  SteerEdit,
+  SteerOptions,
+  Token,
+} from "../types.js";
+import { LLAMA_FLASH_ATTN_TYPE_DISABLED } from "./abi.js";
+import { loadLlamaLibrary, takeRecentLog, type DeviceChoice, type LlamaApi } from "./library.js";
+import { ObservationBudget, SequenceRecordings, type ModelShape } from "./recordings.js";
+import { GraphTap, type BatchLayout, type CapturedTensor, type PendingSteer } from "./tap.js";
+
+export interface LlamaEngineOptions {
+  /** A local GGUF file (resolve `hf:` URIs first with resolveModelPath). */
+  modelPath: string;
+  /** "auto" (default) uses CUDA, Metal or Vulkan when usable, CPU otherwise. */
+  device?: DeviceChoice;
+  /** llama.cpp threads (default: defaultThreadCount(), from the real core count). */
+  threads?: number;
+  /** KV cells shared by all sequences (default: the model's training context, at most 4096). */
+  contextSize?: number;
+  /** Most tokens per llama_decode (default 512); longer inputs are split. */
+  batchSize?: number;
+  /** Number of sequences the context holds (default 1). */
+  sequences?: number;
+  /**
+   * Install the eval callback that serves observe/steer (default true). false gives a context
+   * without any callback: plain decoding speed, no glass-box reads.
+   */
+  glassBox?: boolean;
+  /** Memory cap for recorded activations (default 256 MiB). */
+  observeBudgetBytes?: number;
+}
+
+const GGUF_MAGIC = "GGUF";
+
+/** One token of a llama_batch: its sequence, and whether it produces logits. */
+interface Row {
+  seq: number;
+  token: Token;
+  output: boolean;
+}
+const NULL = 0n;
+
+function isNull(p: unknown): boolean {
+  return p === null || p === undefined || p === 0n || p === 0;
+}
+
+/** Checks that a path is a readable GGUF file before llama.cpp sees it. */
+function checkModelFile(path: string): void {
+  if (!existsSync(path)) throw new EngineError("model-not-found", `model file not found: ${path}`);
+  const stat = statSync(path);
+  if (!stat.isFile()) throw new EngineError("model-not-found", `not a file: ${path}`);
+  const head = Buffer.alloc(8);
+  const fd = openSync(path, "r");
+  let read: number;
+  try {
+    read = readSync(fd, head, 0, 8, 0);
+  } finally {
+    closeSync(fd);
+  }
+  if (read < 8 || head.toString("latin1", 0, 4) !== GGUF_MAGIC)
+    throw new EngineError(
+      "not-gguf",
+      `not a GGUF model file: ${path} (starts with ${JSON.stringify(head.toString("latin1", 0, Math.min(read, 4)))}, expected "GGUF")`,
+    );
+}
+
+function utf8(buf: Buffer, length: number): string {
+  return buf.toString("utf8", 0, Math.max(0, Math.min(length, buf.length)));
+}
+
+/** Rough bookkeeping llama.cpp keeps per KV cell besides K and V (positions, sequence sets). */
+const CELL_OVERHEAD_BYTES = 64;
+
+/**
+ * llama.cpp fails cleanly when a KV allocation is refused, but an absurd size can first spend
+ * minutes initialising per-cell bookkeeping or get the process killed by the OOM killer when
+ * overcommitted memory is touched. A context whose F16 KV cache alone exceeds the machine's
+ * memory is therefore refused before llama.cpp sees it.
+ */
+function refuseImpossibleContext(contextSize: number, shape: ModelShape, path: string): void {
+  const perCell = shape.nLayer * shape.nEmbdKv * 2 * 2 + CELL_OVERHEAD_BYTES;
+  const needed = contextSize * perCell;
+  const available = totalmem();
+  if (needed > available) {
+    const gib = (n: number) => (n / 2 ** 30).toFixed(1);
+    throw new EngineError(
+      "context-create",
+      `cannot create a context of ${contextSize} tokens for ${path}: its KV cache needs about ` +
+        `${gib(needed)} GiB, more than this machine's ${gib(available)} GiB of memory`,
+    );
+  }
+}
+
+export async function openLlamaEngine(options: LlamaEngineOptions): Promise<LlamaEngine> {
+  checkModelFile(options.modelPath);
+  const lib = await loadLlamaLibrary(options.device ?? "auto");
+  const api = lib.api;
+  const mp = api.llama_model_default_params();
+  if (lib.backend === "cpu") mp.n_gpu_layers = 0;
+  takeRecentLog();
+  const model: bigint | null = await new Promise((resolve, reject) =>
+    // Loading runs on a worker thread so the event loop (progress bars, servers) stays alive.
+    api.llama_model_load_from_file.async(options.modelPath, mp, (err: unknown, res: bigint) =>
+      err ? reject(err) : resolve(res),
+    ),
+  );
+  if (isNull(model)) {
+    const log = takeRecentLog();
+    if (/unknown (model )?architecture/i.test(log))
+      throw new EngineError(
+        "unsupported-model",
+        `unsupported model architecture in ${options.modelPath}: ${log}`,
+      );
+    throw new EngineError(
+      "model-load",
+      `cannot load model ${options.modelPath}: ${log || "llama.cpp returned no model"}`,
+    );
+  }
+  try {
+    return new LlamaEngine(api, model as bigint, options, lib.backend);
+  } catch (err) {
+    api.llama_model_free(model);
+    throw err;
+  }
+}
+
+export class LlamaEngine implements Engine {
+  readonly model: ModelInfo;
+  readonly capabilities: Capabilities;
+  readonly special: SpecialTokens;
+
+  private ctx: bigint = NULL;
+  private readonly vocab: bigint;
+  private readonly mem: bigint;
+  private readonly tap: GraphTap | undefined;
+  private readonly shape: ModelShape;
+  private readonly budget: ObservationBudget;
+  private readonly recordings = new Map<number, SequenceRecordings>();
+  private readonly lengths: Int32Array;
+  private steering: PendingSteer[] = [];
+  /** Batch index of each sequence's logits row in the last llama_decode. */
+  private logitRows = new Map<number, number>();
+  private readonly logitViews = new Map<bigint, Float32Array>();
+  private disposed = false;
+
+  // Batch arrays live in native memory (koffi.alloc) so their addresses never move.
+  private readonly nativeBlocks: bigint[] = [];
+  private readonly batchToken: Int32Array;
+  private readonly batchPos: Int32Array;
+  private readonly batchNSeq: Int32Array;
+  private readonly batchSeq: Int32Array;
+  private readonly batchLogits: Int8Array;
+  private readonly batchStruct: Record<string, unknown>;
+  private readonly textBuf = Buffer.alloc(1024);
+  private tokenBuf = new Int32Array(1024);
+
+  constructor(
+    private readonly api: LlamaApi,
+    private modelPtr: bigint,
+    options: LlamaEngineOptions,
+    backend: Capabilities["backend"],
+  ) {
+    const path = options.modelPath;
+    const architecture = this.metadataOf("general.architecture") ?? "unknown";
+    if (api.llama_model_has_encoder(modelPtr))
+      throw new EngineError(
+        "unsupported-model",
+        `unsupported model ${path}: encoder-decoder architecture "${architecture}"`,
+      );
+    if (api.llama_model_is_recurrent(modelPtr) || api.llama_model_is_hybrid(modelPtr))
+      throw new EngineError(
+        "unsupported-model",
+        `unsupported model ${path}: recurrent architecture "${architecture}" (no exact rewind)`,
+      );
+    this.vocab = api.llama_model_get_vocab(modelPtr);
+    const nEmbd = api.llama_model_n_embd(modelPtr);
+    const nHead = api.llama_model_n_head(modelPtr);
+    const nHeadKv = api.llama_model_n_head_kv(modelPtr);
+    const nLayer = api.llama_model_n_layer(modelPtr);
+    const keyLength = Number(this.metadataOf(`${architecture}.attention.key_length`));
+    const headDim = Number.isInteger(keyLength) && keyLength > 0 ? keyLength : nEmbd / nHead;
+    const trainCtx = api.llama_model_n_ctx_train(modelPtr);
+    this.shape = { nLayer, nHead, nEmbd, nEmbdKv: nHeadKv * headDim };
+
+    const contextSize = options.contextSize ?? Math.min(trainCtx > 0 ? trainCtx : 4096, 4096);
+    const sequences = options.sequences ?? 1;
+    const threads = options.threads ?? defaultThreadCount();
+    const glassBox = options.glassBox ?? true;
+    if (!Number.isInteger(contextSize) || contextSize < 1 || contextSize > 0xffffffff)
+      throw new EngineError(
+        "argument",
+        `contextSize must be a positive integer, got ${contextSize}`,
+      );
+    if (!Number.isInteger(sequences) || sequences < 1 || sequences > 256)
+      throw new EngineError("argument", `sequences must be an integer in 1..256, got ${sequences}`);
+    if (!Number.isInteger(threads) || threads < 1)
+      throw new EngineError("argument", `threads must be a positive integer, got ${threads}`);
+    const batchSize = Math.max(options.batchSize ?? 512, sequences);
+    if (backend === "cpu") refuseImpossibleContext(contextSize, this.shape, path);
+
+    this.budget = new ObservationBudget(options.observeBudgetBytes ?? 256 * 1024 * 1024);
+    this.tap = glassBox
+      ? new GraphTap(api, this.shape, (s) => this.recordingsOf(s), backend === "cpu")
+      : undefined;
+
+    const cp = api.llama_context_default_params();
+    cp.n_ctx = contextSize;
+    cp.n_batch = batchSize;
+    // One ubatch per llama_decode keeps the rows of every observed tensor in our batch order.
+    cp.n_ubatch = batchSize;
+    cp.n_seq_max = sequences;
+    cp.n_outputs_max = 0;
+    cp.n_outputs_max_per_seq = 0;
+    cp.n_threads = threads;
+    cp.n_threads_batch = threads;
+    // Attention probabilities exist as a tensor only without flash attention.
+    cp.flash_attn_type = LLAMA_FLASH_ATTN_TYPE_DISABLED;
+    // A unified KV buffer keeps batch rows in order (no per-sequence split of the ubatch).
+    cp.kv_unified = true;
+    cp.cb_eval = this.tap ? this.tap.pointer : null;
+    cp.cb_eval_user_data = null;
+    takeRecentLog();
+    const ctx = api.llama_init_from_model(modelPtr, cp);
+    if (isNull(ctx))
+      throw new EngineError(
+        "context-create",
+        `cannot create a context of ${contextSize} tokens × ${sequences} sequence(s) for ${path}: ` +
+          (takeRecentLog() || "llama.cpp returned no context (out of memory?)"),
+      );
+    this.ctx = ctx;
+    this.mem = api.llama_get_memory(ctx);
+
+    const batch = batchSize;
+    const alloc = (type: string, count: number): bigint => {
+      const p = koffi.alloc(type, count) as bigint;
+      this.nativeBlocks.push(p);
+      return p;
+    };
+    const tokenPtr = alloc("int32_t", batch);
+    const posPtr = alloc("int32_t", batch);
+    const nSeqPtr = alloc("int32_t", batch);
+    const seqPtr = alloc("int32_t", batch);
+    const seqPtrsPtr = alloc("uint64_t", batch);
+    const logitsPtr = alloc("int8_t", batch);
+    this.batchToken = new Int32Array(koffi.view(tokenPtr, batch * 4));
+    this.batchPos = new Int32Array(koffi.view(posPtr, batch * 4));
+    this.batchNSeq = new Int32Array(koffi.view(nSeqPtr, batch * 4)).fill(1);
+    this.batchSeq = new Int32Array(koffi.view(seqPtr, batch * 4));
+    this.batchLogits = new Int8Array(koffi.view(logitsPtr, batch));
+    const seqPtrs = new BigUint64Array(koffi.view(seqPtrsPtr, batch * 8));
+    for (let i = 0; i < batch; i++) seqPtrs[i] = seqPtr + BigInt(4 * i);
+    this.batchStruct = {
+      n_tokens: 0,
+      token: tokenPtr,
+      embd: null,
+      pos: posPtr,
+      n_seq_id: nSeqPtr,
+      seq_id: seqPtrsPtr,
+      logits: logitsPtr,
+    };
+    this.lengths = new Int32Array(sequences);
+
+    const tokenOrUndefined = (t: number): Token | undefined => (t >= 0 ? t : undefined);
+    this.special = {
+      bos: tokenOrUndefined(api.llama_vocab_bos(this.vocab)),
+      eos: tokenOrUndefined(api.llama_vocab_eos(this.vocab)),
+      eot: tokenOrUndefined(api.llama_vocab_eot(this.vocab)),
+      nl: tokenOrUndefined(api.llama_vocab_nl(this.vocab)),
+      addBos: api.llama_vocab_get_add_bos(this.vocab),
+    };
+    const descBuf = Buffer.alloc(256);
+    const descLen = api.llama_model_desc(modelPtr, descBuf, descBuf.length);
+    this.model = {
+      path,
+      architecture,
+      description: utf8(descBuf, descLen),
+      trainContextSize: trainCtx,
+      chatTemplate: api.llama_model_chat_template(modelPtr, null) ?? undefined,
+    };
+    this.capabilities = {
+      nLayer,
+      nHead,
+      nHeadKv,
+      headDim,
+      nEmbd,
+      nEmbdKv: this.shape.nEmbdKv,
+      nVocab: api.llama_vocab_n_tokens(this.vocab),
+      contextSize: api.llama_n_ctx(ctx),
+      batchSize: api.llama_n_batch(ctx),
+      maxSequences: api.llama_n_seq_max(ctx),
+      threads,
+      backend,
+      reads: { hidden: glassBox, attention: glassBox, kv: glassBox, finalNorm: glassBox },
+      steer: glassBox,
+    };
+  }
+
+  // ---- vocabulary and text ----
+
+  tokenize(text: string, options: { addSpecial?: boolean; parseSpecial?: boolean } = {}): Token[] {
+    this.live();
+    const bytes = Buffer.from(text, "utf8");
+    const call = () =>
+      this.api.llama_tokenize(
+        this.vocab,
+        bytes,
+        bytes.length,
+        this.tokenBuf,
+        this.tokenBuf.length,
+        options.addSpecial ?? false,
+        options.parseSpecial ?? false,
+      ) as number;
+    let n = call();
+    if (n < 0) {
+      this.tokenBuf = new Int32Array(-n + 16);
+      n = call();
+    }
+    if (n < 0) throw new EngineError("argument", `cannot tokenize text of ${bytes.length} bytes`);
+    return Array.from(this.tokenBuf.subarray(0, n));
+  }
+
+  detokenize(tokens: ArrayLike<Token>, options: { renderSpecial?: boolean } = {}): string {
+    this.live();
+    const ids = Int32Array.from(tokens);
+    if (ids.length === 0) return "";
+    // An out-of-range id would throw a C++ exception inside llama.cpp, which aborts the process.
+    for (const t of ids) this.checkToken(t);
+    let buf = this.textBuf;
+    const call = () =>
+      this.api.llama_detokenize(
+        this.vocab,
+        ids,
+        ids.length,
+        buf,
+        buf.length,
+        false,
+        options.renderSpecial ?? false,
+      ) as number;
+    let n = call();
+    if (n < 0) {
+      buf = Buffer.alloc(-n + 16);
+      n = call();
+    }
+    return utf8(buf, n);
+  }
+
+  /** The raw bytes of a token's text (byte-fallback tokens may be partial UTF-8). */
+  tokenBytes(token: Token, options: { renderSpecial?: boolean } = {}): Buffer {
+    this.live();
+    this.checkToken(token);
+    let buf = this.textBuf;
+    const call = () =>
+      this.api.llama_token_to_piece(
+        this.vocab,
+        token,
+        buf,
+        buf.length,
+        0,
+        options.renderSpecial ?? false,
+      ) as number;
+    let n = call();
+    if (n < 0) {
+      buf = Buffer.alloc(-n + 16);
+      n = call();
+    }
+    return Buffer.from(buf.subarray(0, Math.max(0, n)));
+  }
+
+  tokenText(token: Token, options: { renderSpecial?: boolean } = {}): string {
+    return this.tokenBytes(token, options).toString("utf8");
+  }
+
+  isEndOfGeneration(token: Token): boolean {
+    this.live();
+    this.checkToken(token);
+    return this.api.llama_vocab_is_eog(this.vocab, token);
+  }
+
+  isControl(token: Token): boolean {
+    this.live();
+    this.checkToken(token);
+    return this.api.llama_vocab_is_control(this.vocab, token);
+  }
+
+  renderChat(
+    messages: ChatMessage[],
+    options: { addAssistant?: boolean; template?: string } = {},
+  ): string {
+    this.live();
+    const template = options.template ?? this.model.chatTemplate;
+    if (template === undefined)
+      throw new EngineError(
+        "chat-template",
+        `${this.model.path} has no chat template; pass a template (e.g. "chatml")`,
+      );
+    if (messages.length === 0) throw new EngineError("argument", "renderChat needs messages");
+    const chat = messages.map((m) => ({ role: m.role, content: m.content }));
+    let size = 256 + chat.reduce((n, m) => n + 2 * Buffer.byteLength(m.content) + 64, 0);
+    for (let attempt = 0; attempt < 2; attempt++) {
+      const buf = Buffer.alloc(size);
+      const n = this.api.llama_chat_apply_template(
+        template,
+        chat,
+        chat.length,
+        options.addAssistant ?? true,
+        buf,
+        size,
+      ) as number;
+      if (n < 0)
+        throw new EngineError(
+          "chat-template",
+          `llama.cpp does not recognise this chat template (${JSON.stringify(template.slice(0, 60))}…); ` +
+            `it supports a fixed list of known templates, not arbitrary Jinja`,
+        );
+      if (n <= size) return utf8(buf, n);
+      size = n + 16;
+    }
+    throw new EngineError("chat-template", "chat template output kept growing");
+  }
+
+  metadata(key: string): string | undefined {
+    this.live();
+    return this.metadataOf(key);
+  }
+
+  private metadataOf(key: string): string | undefined {
+    let buf = this.textBuf;
+    let n = this.api.llama_model_meta_val_str(this.modelPtr, key, buf, buf.length) as number;
+    if (n < 0) return undefined;
+    if (n >= buf.length) {
+      buf = Buffer.alloc(n + 1);
+      n = this.api.llama_model_meta_val_str(this.modelPtr, key, buf, buf.length);
+    }
+    return utf8(buf, n);
+  }
+
+  // ---- decoding ----
+
+  decode(items: DecodeItem[]): void {
+    this.live();
+    if (items.length === 0) return;
+    const seen = new Set<number>();
+    let total = 0;
+    for (const item of items) {
+      this.checkSeq(item.seq);
+      if (seen.has(item.seq))
+        throw new EngineError("argument", `sequence ${item.seq} appears twice in one decode`);
+      seen.add(item.seq);
+      if (item.tokens.length === 0)
+        throw new EngineError("argument", `no tokens to decode for sequence ${item.seq}`);
+      for (let i = 0; i < item.tokens.length; i++) this.checkToken(item.tokens[i]!);
+      total += item.tokens.length;
+    }
+    let used = 0;
+    for (const n of this.lengths) used += n;
+    if (used + total > this.capabilities.contextSize)
+      throw new EngineError(
+        "context-full",
+        `context full: ${used} of ${this.capabilities.contextSize} cells used, ${total} more needed`,
+      );
+
+    const flags = this.tap?.flags;
+    const everyOutput = !!flags && (flags.hidden || flags.finalNorm);
+    const rows: Row[] = [];
+    const finals: Row[] = [];
+    for (const item of items) {
+      const n = item.tokens.length;
+      for (let i = 0; i < n - 1; i++)
+        rows.push({ seq: item.seq, token: item.tokens[i]!, output: everyOutput });
+      finals.push({ seq: item.seq, token: item.tokens[n - 1]!, output: true });
+    }
+    const batchSize = this.capabilities.batchSize;
+    const steering = this.steering;
+    this.steering = steering.filter((s) => s.persistent);
+    try {
+      this.runAll(items, rows, finals, steering, batchSize);
+    } finally {
+      this.tap?.captureNames.clear();
+    }
+  }
+
+  private runAll(
+    items: DecodeItem[],
+    rows: Row[],
+    finals: Row[],
+    steering: PendingSteer[],
+    batchSize: number,
+  ): void {
+    if (rows.length + finals.length <= batchSize) {
+      // Keep each item's tokens together and in order: prefix rows then the last token.
+      const ordered: Row[] = [];
+      for (const item of items) {
+        for (const r of rows) if (r.seq === item.seq) ordered.push(r);
+        ordered.push(finals.find((f) => f.seq === item.seq)!);
+      }
+      this.run(ordered, steering);
+    } else {
+      // Long inputs: prefixes in full batches, then every item's last token together, so all
+      // logits come from the same (final) llama_decode.
+      for (let start = 0; start < rows.length; start += batchSize)
+        this.run(rows.slice(start, start + batchSize), steering);
+      this.run(finals, steering);
+    }
+  }
+
+  private run(rows: Row[], steering: PendingSteer[]): void {
+    const n = rows.length;
+    const outputs: number[] = [];
+    const next = Int32Array.from(this.lengths);
+    for (let i = 0; i < n; i++) {
+      const r = rows[i]!;
+      this.batchToken[i] = r.token;
+      this.batchPos[i] = next[r.seq]!++;
+      this.batchSeq[i] = r.seq;
+      this.batchLogits[i] = r.output ? 1 : 0;
+      if (r.output) outputs.push(i);
+    }
+    this.batchStruct.n_tokens = n;
+    this.logitRows.clear();
+    if (this.tap) {
+      const layout: BatchLayout = {
+        n,
+        seqs: this.batchSeq.slice(0, n),
+        pos: this.batchPos.slice(0, n),
+        outputs,
+      };
+      this.tap.begin(layout, steering);
+    }
+    let rc: number;
+    try {
+      rc = this.api.llama_decode(this.ctx, this.batchStruct);
+    } finally {
+      this.tap?.end();
+    }
+    if (rc !== 0) {
+      // 1 and -1 leave the memory as before; other failures may keep processed ubatches.
+      this.resyncLengths();
+      throw new EngineError(
+        rc === 1 ? "context-full" : "decode",
+        rc === 1
+          ? "llama_decode found no KV slot for the batch (context full)"
+          : `llama_decode failed with code ${rc}${takeRecentLog() ? `: ${takeRecentLog()}` : ""}`,
+      );
+    }
+    this.lengths.set(next);
+    for (const i of outputs) this.logitRows.set(rows[i]!.seq, i);
+    const error = this.tap?.error;
+    if (error !== undefined)
+      throw new EngineError(
+        "observer",
+        `glass-box callback failed (the decode itself completed): ${(error as Error)?.message ?? error}`,
+      );
+  }
+
+  private resyncLengths(): void {
+    for (let s = 0; s < this.lengths.length; s++)
+      this.lengths[s] = this.api.llama_memory_seq_pos_max(this.mem, s) + 1;
+  }
+
+  logits(seq: number): Float32Array {
+    this.live();
+    this.checkSeq(seq);
+    const row = this.logitRows.get(seq);
+    if (row === undefined)
+      throw new EngineError(
+        "argument",
+        `no logits for sequence ${seq}: it was not part of the last decode (or was truncated since)`,
+      );
+    const ptr = this.api.llama_get_logits_ith(this.ctx, row) as bigint | null;
+    if (isNull(ptr))
+      throw new EngineError("decode", `llama.cpp has no logits for batch row ${row}`);
+    let view = this.logitViews.get(ptr!);
+    if (!view) {
+      if (this.logitViews.size > 256) this.logitViews.clear();
+      view = new Float32Array(koffi.view(ptr!, this.capabilities.nVocab * 4));
+      this.logitViews.set(ptr!, view);
+    }
+    return view;
+  }
+
+  length(seq: number): number {
+    this.checkSeq(seq);
+    return this.lengths[seq]!;
+  }
+
+  truncate(seq: number, length: number): void {
+    this.live();
+    this.checkSeq(seq);
+    const current = this.lengths[seq]!;
+    if (!Number.isInteger(length) || length < 0 || length > current)
+      throw new EngineError(
+        "argument",
+        `cannot truncate sequence ${seq} to ${length}: it has ${current} positions`,
+      );
+    if (length === current) return;
+    if (!this.api.llama_memory_seq_rm(this.mem, seq, length, -1))
+      throw new EngineError(
+        "decode",
+        `llama.cpp refused to remove positions ${length}.. of sequence ${seq}`,
+      );
+    this.lengths[seq] = length;
+    this.recordings.get(seq)?.truncate(length);
+    this.tap?.forgetCells(seq, length);
+    this.logitRows.delete(seq);
+  }
+
+  // ---- glass box ----
+
+  observe(options: ObserveOptions): void {
+    this.live();
+    const tap = this.tap;
+    const wants = Object.values(options).some(Boolean);
+    if (!tap) {
+      if (wants) throw new EngineError("observer", "this engine was opened with glassBox: false");
+      return;
+    }
+    for (const key of ["hidden", "attention", "kv", "finalNorm"] as const)
+      if (options[key] !== undefined) tap.flags[key] = options[key];
+  }
+
+  observing(): Required<ObserveOptions> {
+    return this.tap
+      ? { ...this.tap.flags }
+      : { hidden: false, attention: false, kv: false, finalNorm: false };
+  }
+
+  hidden(seq: number, layer: number, pos: number): Float32Array | undefined {
+    this.checkSeq(seq);
+    this.checkLayer(layer);
+    return this.recordings.get(seq)?.hidden[layer]!.read(pos);
+  }
+
+  finalNorm(seq: number, pos: number): Float32Array | undefined {
+    this.checkSeq(seq);
+    return this.recordings.get(seq)?.finalNorm.read(pos);
+  }
+
+  attention(seq: number, layer: number, head: number, qPos: number): Float32Array | undefined {
+    this.checkSeq(seq);
+    this.checkLayer(layer);
+    if (!Number.isInteger(head) || head < 0 || head >= this.capabilities.nHead)
+      throw new EngineError(
+        "argument",
+        `head ${head} out of range 0..${this.capabilities.nHead - 1}`,
+      );
+    return this.recordings.get(seq)?.attention[layer]!.read(head, qPos);
+  }
+
+  kv(
+    seq: number,
+    layer: number,
+    headKv: number,
+    pos: number,
+    kind: "k" | "v",
+  ): Float32Array | undefined {
+    this.checkSeq(seq);
+    this.checkLayer(layer);
+    const { nHeadKv, headDim } = this.capabilities;
+    if (!Number.isInteger(headKv) || headKv < 0 || headKv >= nHeadKv)
+      throw new EngineError("argument", `KV head ${headKv} out of range 0..${nHeadKv - 1}`);
+    const rec = this.recordings.get(seq);
+    const row = (kind === "k" ? rec?.keys : rec?.values)?.[layer]!.read(pos);
+    return row?.subarray(headKv * headDim, (headKv + 1) * headDim);
+  }
+
+  observationStats(): ObservationStats {
+    return {
+      bytes: this.budget.used,
+      budgetBytes: this.budget.limit,
+      budgetExceeded: this.budget.exceeded,
+    };
+  }
+
+  steer(layer: number, edit: SteerEdit, options: SteerOptions = {}): void {
+    this.live();
+    if (!this.tap) throw new EngineError("observer", "this engine was opened with glassBox: false");
+    this.checkLayer(layer);
+    if (options.seq !== undefined) this.checkSeq(options.seq);
+    let copy: SteerEdit;
+    if ("add" in edit) {
+      if (edit.add.length !== this.capabilities.nEmbd)
+        throw new EngineError(
+          "argument",
+          `steering vector has ${edit.add.length} values, the model's hidden size is ${this.capabilities.nEmbd}`,
+        );
+      copy = { add: Float32Array.from(edit.add) };
+    } else {
+      if (!Number.isFinite(edit.scale))
+        throw new EngineError("argument", `steering scale must be finite, got ${edit.scale}`);
+      copy = { scale: edit.scale };
+    }
+    this.steering.push({
+      layer,
+      edit: copy,
+      seq: options.seq,
+      persistent: options.persistent ?? false,
+    });
+  }
+
+  clearSteering(): void {
+    this.steering = [];
+  }
+
+  /**
+   * Copies the named graph nodes (e.g. "result_output", "kqv_out-2") during the next decode;
+   * read them with captured(). For tests and exploration: each capture splits the graph.
+   */
+  captureNext(names: string[]): void {
+    this.live();
+    if (!this.tap) throw new EngineError("observer", "this engine was opened with glassBox: false");
+    for (const n of names) this.tap.captureNames.add(n);
+  }
+
+  captured(name: string): CapturedTensor | undefined {
+    return this.tap?.captures.get(name);
+  }
+
+  dispose(): void {
+    if (this.disposed) return;
+    this.disposed = true;
+    if (!isNull(this.ctx)) this.api.llama_free(this.ctx);
+    this.ctx = NULL;
+    if (!isNull(this.modelPtr)) this.api.llama_model_free(this.modelPtr);
+    this.modelPtr = NULL;
+    if (this.tap) koffi.unregister(this.tap.pointer);
+    for (const p of this.nativeBlocks) koffi.free(p);
+    this.nativeBlocks.length = 0;
+    for (const r of this.recordings.values()) r.release();
+    this.recordings.clear();
+    this.logitViews.clear();
+  }
+
+  // ---- helpers ----
+
+  private recordingsOf(seq: number): SequenceRecordings {
+    let r = this.recordings.get(seq);
+    if (!r) {
+      r = new SequenceRecordings(this.shape, this.budget);
+      this.recordings.set(seq, r);
+    }
+    return r;
+  }
+
+  private live(): void {
+    if (this.disposed) throw new EngineError("disposed", "the engine has been disposed");
+  }
+
+  private checkSeq(seq: number): void {
+    const max = this.lengths.length;
+    if (!Number.isInteger(seq) || seq < 0 || seq >= max)
+      throw new EngineError("argument", `sequence ${seq} out of range 0..${max - 1}`);
+  }
+
+  private checkLayer(layer: number): void {
+    const n = this.shape.nLayer;
+    if (!Number.isInteger(layer) || layer < 0 || layer >= n)
+      throw new EngineError("argument", `layer ${layer} out of range 0..${n - 1}`);
+  }
+
+  private checkToken(token: number): void {
+    const n = this.capabilities?.nVocab ?? Infinity;
+    if (!Number.isInteger(token) || token < 0 || token >= n)
+      throw new EngineError("argument", `token ${token} out of range 0..${n - 1}`);
+  }
+}

@@ -1,0 +1,96 @@
+// Builds ruffian-nano's training and evaluation dialogues from the task family, with every
+// result computed by Ruffian's own C VM (the same code the model will write in-band).
+import { runC } from "../vm/index.js";
+import { TASKS, Rng, type TaskInstance } from "./tasks.js";
+import { renderNanoPrompt } from "./format.js";
+
+export type Split = "train" | "eval";
+/** vm: the answer is a [C: …] region, the injected result, then a sentence using it.
+ * direct: the answer is the sentence alone (the no-VM baseline of the evaluation). */
+export type AnswerStyle = "vm" | "direct";
+
+export interface Example {
+  task: string;
+  question: string;
+  /** Text the model sees before it starts answering. */
+  prompt: string;
+  /** Everything the model should write after the prompt, injected result included. */
+  completion: string;
+  /** The region as written, and the text the VM injects after it (" = VM[…]"). */
+  code: string;
+  injected: string;
+  /** The VM's result text: what a correct final answer must contain. */
+  result: string;
+  /** The whole final sentence of a correct answer. */
+  finalSentence: string;
+}
+
+/** Eval-only phrasings: the last two of each task's list never appear in training. */
+const HELD_OUT_PHRASINGS = 2;
+
+/** Numbers whose key hashes to 0 mod 10 are reserved for evaluation. */
+function isEvalKey(key: string): boolean {
+  let h = 2166136261;
+  for (let i = 0; i < key.length; i++) h = Math.imul(h ^ key.charCodeAt(i), 16777619) >>> 0;
+  return h % 10 === 0;
+}
+
+/** The source inside the region markers. */
+export function regionSource(code: string): string {
+  return code.replace(/^\[C: /, "").replace(/\]$/, "");
+}
+
+export function computeResult(inst: TaskInstance): string {
+  const outcome = runC(regionSource(inst.code), { profile: "medium" });
+  if (!outcome.ok) {
+    throw new Error(`VM failed on generated code ${inst.code}: ${outcome.error.message}`);
+  }
+  return outcome.text;
+}
+
+export function makeExample(
+  inst: TaskInstance,
+  question: string,
+  style: AnswerStyle,
+  result = computeResult(inst),
+): Example {
+  const injected = ` = VM[${result}]`;
+  const finalSentence = style === "vm" ? inst.answer(result) : inst.directAnswer(result);
+  const prompt = renderNanoPrompt([{ role: "user", text: question }]);
+  const completion =
+    style === "vm" ? ` ${inst.code}${injected}\n${finalSentence}\n` : ` ${finalSentence}\n`;
+  return {
+    task: inst.task,
+    question,
+    prompt,
+    completion,
+    code: inst.code,
+    injected,
+    result,
+    finalSentence,
+  };
+}
+
+/** Draws `count` examples of a split, cycling through the tasks so each is equally represented.
+ * Each draw yields one example per requested style, sharing the question and the VM's result. */
+export function* generateExamples(
+  count: number,
+  seed: number,
+  split: Split,
+  styles: readonly AnswerStyle[],
+): Generator<Example[]> {
+  const rng = new Rng(seed);
+  for (let i = 0; i < count; i++) {
+    const task = TASKS[i % TASKS.length]!;
+    let inst: TaskInstance;
+    do inst = task.draw(rng);
+    while (isEvalKey(inst.key) !== (split === "eval"));
+    const n = inst.questions.length;
+    const question =
+      split === "eval"
+        ? inst.questions[n - 1 - rng.int(0, HELD_OUT_PHRASINGS - 1)]!
+        : inst.questions[rng.int(0, n - 1 - HELD_OUT_PHRASINGS)]!;
+    const result = computeResult(inst);
+    yield styles.map((style) => makeExample(inst, question, style, result));
+  }
+}

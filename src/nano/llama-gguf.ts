@@ -1,0 +1,135 @@
+// Turns a small llama-architecture model (config + named weights in PyTorch layout) into a GGUF
+// file that llama.cpp runs natively, with ruffian-nano's character vocabulary and chat template.
+import { writeGguf, type GgufTensor, type GgufValue } from "./gguf-writer.js";
+import { NANO_VOCAB, BOS_ID, EOS_ID, UNK_ID } from "./vocab.js";
+
+export interface LlamaConfig {
+  nVocab: number;
+  nEmbd: number;
+  nLayer: number;
+  nHead: number;
+  nHeadKv: number;
+  nFf: number;
+  nCtx: number;
+  rmsEps: number;
+  ropeBase: number;
+}
+
+/** A weight named as in GGUF ("blk.0.attn_q.weight"), with its PyTorch shape ([out, in]). */
+export interface NamedWeight {
+  name: string;
+  shape: readonly number[];
+  data: Float32Array;
+}
+
+/** Jinja template equivalent of renderNanoPrompt, for tools that read GGUF chat templates. */
+export const NANO_CHAT_TEMPLATE =
+  "{% for m in messages %}{% if m['role'] == 'user' %}Q: {{ m['content'] }}\n" +
+  "A:{% elif m['role'] == 'assistant' %} {{ m['content'] }}\n{% endif %}{% endfor %}";
+
+export function expectedTensorNames(cfg: LlamaConfig): string[] {
+  const names = ["token_embd.weight", "output_norm.weight", "output.weight"];
+  for (let i = 0; i < cfg.nLayer; i++) {
+    for (const t of [
+      "attn_norm",
+      "attn_q",
+      "attn_k",
+      "attn_v",
+      "attn_output",
+      "ffn_norm",
+      "ffn_gate",
+      "ffn_up",
+      "ffn_down",
+    ]) {
+      names.push(`blk.${i}.${t}.weight`);
+    }
+  }
+  return names;
+}
+
+export function writeLlamaGguf(
+  path: string,
+  cfg: LlamaConfig,
+  weights: readonly NamedWeight[],
+  extra: Record<string, GgufValue> = {},
+): void {
+  if (cfg.nVocab !== NANO_VOCAB.length) {
+    throw new Error(
+      `config vocabulary ${cfg.nVocab} differs from the nano vocabulary ${NANO_VOCAB.length}`,
+    );
+  }
+  const byName = new Map(weights.map((w) => [w.name, w]));
+  const missing = expectedTensorNames(cfg).filter((n) => !byName.has(n));
+  if (missing.length) throw new Error(`missing tensors: ${missing.join(", ")}`);
+  const metadata: Record<string, GgufValue> = {
+    "general.architecture": { type: "string", value: "llama" },
+    "general.name": { type: "string", value: "ruffian-nano" },
+    "general.license": { type: "string", value: "MIT" },
+    "llama.context_length": { type: "u32", value: cfg.nCtx },
+    "llama.embedding_length": { type: "u32", value: cfg.nEmbd },
+    "llama.block_count": { type: "u32", value: cfg.nLayer },
+    "llama.feed_forward_length": { type: "u32", value: cfg.nFf },
+    "llama.rope.dimension_count": { type: "u32", value: cfg.nEmbd / cfg.nHead },
+    "llama.rope.freq_base": { type: "f32", value: cfg.ropeBase },
+    "llama.attention.head_count": { type: "u32", value: cfg.nHead },
+    "llama.attention.head_count_kv": { type: "u32", value: cfg.nHeadKv },
+    "llama.attention.layer_norm_rms_epsilon": { type: "f32", value: cfg.rmsEps },
+    "llama.vocab_size": { type: "u32", value: cfg.nVocab },
+    "tokenizer.ggml.model": { type: "string", value: "llama" },
+    "tokenizer.ggml.tokens": { type: "string[]", value: NANO_VOCAB.map((e) => e.text) },
+    "tokenizer.ggml.scores": { type: "f32[]", value: new Float32Array(cfg.nVocab) },
+    "tokenizer.ggml.token_type": { type: "i32[]", value: NANO_VOCAB.map((e) => e.type) },
+    "tokenizer.ggml.bos_token_id": { type: "u32", value: BOS_ID },
+    "tokenizer.ggml.eos_token_id": { type: "u32", value: EOS_ID },
+    "tokenizer.ggml.unknown_token_id": { type: "u32", value: UNK_ID },
+    "tokenizer.ggml.add_bos_token": { type: "bool", value: true },
+    "tokenizer.ggml.add_eos_token": { type: "bool", value: false },
+    // Questions start right after "Q: "; a SentencePiece space prefix would shift every character.
+    "tokenizer.ggml.add_space_prefix": { type: "bool", value: false },
+    "tokenizer.chat_template": { type: "string", value: NANO_CHAT_TEMPLATE },
+    ...extra,
+  };
+  const tensors: GgufTensor[] = expectedTensorNames(cfg).map((name) => {
+    const w = byName.get(name)!;
+    return { name, dims: [...w.shape].reverse(), data: w.data };
+  });
+  writeGguf(path, metadata, tensors);
+}
+
+/** Random weights of the right shapes (for tests of the export path, not for generation quality). */
+export function randomLlamaWeights(cfg: LlamaConfig, seed = 1): NamedWeight[] {
+  let s = seed >>> 0;
+  const rand = () => {
+    s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
+    return (s / 4294967296 - 0.5) * 0.2;
+  };
+  const hd = cfg.nEmbd / cfg.nHead;
+  const shapeOf = (name: string): number[] => {
+    const t = name.replace(/^blk\.\d+\./, "").replace(/\.weight$/, "");
+    switch (t) {
+      case "token_embd":
+      case "output":
+        return [cfg.nVocab, cfg.nEmbd];
+      case "attn_q":
+      case "attn_output":
+        return [cfg.nEmbd, cfg.nEmbd];
+      case "attn_k":
+      case "attn_v":
+        return [cfg.nHeadKv * hd, cfg.nEmbd];
+      case "ffn_gate":
+      case "ffn_up":
+        return [cfg.nFf, cfg.nEmbd];
+      case "ffn_down":
+        return [cfg.nEmbd, cfg.nFf];
+      default:
+        return [cfg.nEmbd];
+    }
+  };
+  return expectedTensorNames(cfg).map((name) => {
+    const shape = shapeOf(name);
+    const data = new Float32Array(shape.reduce((a, b) => a * b, 1));
+    const isNorm = shape.length === 1;
+    for (let i = 0; i < data.length; i++) data[i] = isNorm ? 1 : rand();
+    return { name, shape, data };
+  });
+}

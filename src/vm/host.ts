@@ -1,0 +1,132 @@
+// The host side of the C library: output (printf family, puts, putchar) into a capped buffer,
+// transcendental math, strtod and a deterministic rand. Nothing here touches the host
+// system: no files, clock or network.
+import { formatPrintf } from "./format.js";
+import type { VmMemory } from "./memory.js";
+
+/** stdout of one run, cut at the output limit. */
+export class OutputBuffer {
+  private chunks: number[] = [];
+  truncated = false;
+  constructor(private readonly max: number) {}
+  get length(): number {
+    return this.chunks.length;
+  }
+  write(bytes: ArrayLike<number>): void {
+    const room = this.max - this.chunks.length;
+    if (bytes.length > room) this.truncated = true;
+    const n = Math.min(room, bytes.length);
+    for (let i = 0; i < n; i++) this.chunks.push(bytes[i]!);
+  }
+  text(): string {
+    return Buffer.from(this.chunks).toString("utf8");
+  }
+}
+
+/** Parses the longest prefix of `s` that is a C floating-point number; returns [value, length]. */
+function parseDoublePrefix(s: string): [number, number] {
+  const m =
+    /^\s*[+-]?(?:inf(?:inity)?|nan|0[xX][0-9a-fA-F]+|(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)/i.exec(
+      s,
+    );
+  if (!m) return [0, 0];
+  const text = m[0].trim().toLowerCase();
+  let v: number;
+  if (text.includes("inf")) v = text.startsWith("-") ? -Infinity : Infinity;
+  else if (text.includes("nan")) v = NaN;
+  else if (text.includes("0x"))
+    v = (text.startsWith("-") ? -1 : 1) * parseInt(text.replace(/^[+-]?0x/, ""), 16);
+  else v = Number(text);
+  return [v, m[0].length];
+}
+
+export interface HostState {
+  mem: VmMemory;
+  out: OutputBuffer;
+  rngState: number;
+}
+
+/** The `host` import namespace; the module imports only the entries it uses. */
+export function hostLibrary(st: HostState): Record<string, (...a: number[]) => number | void> {
+  const { mem } = st;
+  const writeFormatted = (buf: number, cap: number, bytes: number[]): void => {
+    const n = Math.min(bytes.length, Math.max(cap - 1, 0));
+    if (cap <= 0) return;
+    const u8 = mem.u8;
+    if (buf < 0 || buf + n + 1 > u8.length) throw new RangeError("memory access out of bounds");
+    for (let i = 0; i < n; i++) u8[buf + i] = bytes[i]!;
+    u8[buf + n] = 0;
+  };
+  return {
+    printf(fmt, args) {
+      const bytes = formatPrintf(mem, fmt!, args!);
+      st.out.write(bytes);
+      return bytes.length;
+    },
+    sprintf(buf, fmt, args) {
+      const bytes = formatPrintf(mem, fmt!, args!);
+      writeFormatted(buf!, bytes.length + 1, bytes);
+      return bytes.length;
+    },
+    snprintf(buf, n, fmt, args) {
+      const bytes = formatPrintf(mem, fmt!, args!);
+      writeFormatted(buf!, Math.min(n!, 1 << 30), bytes);
+      return bytes.length;
+    },
+    puts(s) {
+      st.out.write(mem.readCBytes(s!));
+      st.out.write([10]);
+      return 1;
+    },
+    putchar(c) {
+      st.out.write([c! & 0xff]);
+      return c! & 0xff;
+    },
+    getchar: () => -1,
+    rand() {
+      // glibc's TYPE_0 generator: deterministic, the same sequence on every run.
+      st.rngState = (Math.imul(st.rngState, 1103515245) + 12345) & 0x7fffffff;
+      return st.rngState;
+    },
+    srand(seed) {
+      st.rngState = seed! >>> 0;
+    },
+    time: () => 0,
+    clock: () => 0,
+    pow: Math.pow,
+    exp: Math.exp,
+    exp2: (x) => 2 ** x!,
+    log: Math.log,
+    log10: Math.log10,
+    log2: Math.log2,
+    sin: Math.sin,
+    cos: Math.cos,
+    tan: Math.tan,
+    asin: Math.asin,
+    acos: Math.acos,
+    atan: Math.atan,
+    atan2: Math.atan2,
+    sinh: Math.sinh,
+    cosh: Math.cosh,
+    tanh: Math.tanh,
+    fmod: (x, y) => x! % y!,
+    round: (x) => Math.sign(x!) * Math.round(Math.abs(x!)),
+    hypot: Math.hypot,
+    cbrt: Math.cbrt,
+    powf: Math.pow,
+    expf: Math.exp,
+    logf: Math.log,
+    sinf: Math.sin,
+    cosf: Math.cos,
+    floorf: Math.floor,
+    ceilf: Math.ceil,
+    roundf: (x) => Math.sign(x!) * Math.round(Math.abs(x!)),
+    fmodf: (x, y) => x! % y!,
+    atof: (s) => parseDoublePrefix(mem.readCString(s!))[0],
+    strtod(s, end) {
+      const [v, len] = parseDoublePrefix(mem.readCString(s!));
+      if (end) mem.dv.setInt32(end, s! + len, true);
+      return v;
+    },
+  };
+}

@@ -1,0 +1,513 @@
+// VM sessions: each block of C is compiled together with the session's earlier definitions into
+// a fresh wasm module over one shared memory, so functions, globals and memory[] persist
+// (REPL semantics). Every failure — compile error, trap, limit, host exception — becomes a
+// VmFailure; nothing a program does escapes as an exception.
+import v8 from "node:v8";
+import { GlobalScope, type Func } from "../c/ast.js";
+import { TrapCode, generateModule, type CompiledModule } from "../c/codegen.js";
+import { CompileError } from "../c/errors.js";
+import { C_LIBRARY, HOST_DECLARATIONS, HOST_FUNCTIONS, INLINE_FUNCTIONS } from "../c/library.js";
+import { ENTRY_NAME, parse, type ParseHost } from "../c/parse.js";
+import { preprocess } from "../c/preprocess.js";
+import { tokenize } from "../c/tokenize.js";
+import { T, arrayOf, typeName, type Type } from "../c/types.js";
+import { OutputBuffer, hostLibrary, type HostState } from "./host.js";
+import { IntrinsicRegistry, KNOWN_INTRINSICS, makeIntrinsicContext } from "./intrinsics.js";
+import { resolveLimits, type VmLimits, type VmProfileName } from "./limits.js";
+import { VmMemory } from "./memory.js";
+import type { VmError, VmErrorKind, VmOutcome, VmStats, VmValue } from "./result.js";
+import { Wasm, type WasmGlobal, type WasmInstance, type WasmTable } from "./wasm-api.js";
+
+export interface VmOptions {
+  profile?: VmProfileName;
+  limits?: Partial<VmLimits>;
+  intrinsics?: IntrinsicRegistry;
+}
+
+/** Ints visible to C code as the global `memory[]`; they survive from block to block. */
+export const MEMORY_INTS = 256;
+
+/** Fuel handed out per refill: small enough that the wall clock is checked every few ms. */
+const FUEL_CHUNK = 1_000_000;
+
+class VmTrap extends Error {
+  constructor(
+    readonly kind: VmErrorKind,
+    message: string,
+    readonly line: number,
+    readonly column: number,
+  ) {
+    super(message);
+  }
+}
+
+class ExitSignal extends Error {
+  constructor(readonly code: number) {
+    super("exit");
+  }
+}
+
+let libraryScope: GlobalScope | null = null;
+let hostTypes: Map<string, Type> | null = null;
+
+/** The C library's declarations and functions, parsed once per process. */
+function baseScope(): GlobalScope {
+  if (!libraryScope) {
+    const noAlloc: ParseHost = {
+      alloc: () => {
+        throw new Error("library code must not allocate");
+      },
+      write: () => undefined,
+      libraryType: () => undefined,
+      intrinsicType: () => undefined,
+      isKnownIntrinsic: () => false,
+    };
+    const decl = parse(preprocess(tokenize(HOST_DECLARATIONS)), new GlobalScope(), noAlloc);
+    hostTypes = new Map();
+    for (const [name, f] of decl.scope.funcs) hostTypes.set(name, f.ty);
+    const lib = parse(preprocess(tokenize(C_LIBRARY)), decl.scope, noAlloc);
+    libraryScope = lib.scope;
+  }
+  return libraryScope;
+}
+
+function libraryNames(): Set<string> {
+  baseScope();
+  return new Set([...libraryScope!.funcs.keys()]);
+}
+let libraryNameCache: Set<string> | null = null;
+
+const now = (): number => performance.now();
+
+export class VmSession {
+  readonly limits: VmLimits;
+  private readonly mem: VmMemory;
+  private scope: GlobalScope;
+  private readonly intrinsics: IntrinsicRegistry;
+  private readonly slots = new Map<string, number>();
+  private readonly memoryAddr: number;
+  private readonly host: HostState;
+  /** Bumped whenever definitions change, so cached call() modules are rebuilt. */
+  private version = 0;
+  private readonly callCache = new Map<
+    string,
+    { version: number; instance: WasmInstance; ty: Type; compiled: CompiledModule }
+  >();
+  // per-run metering state
+  private granted = 0;
+  private deadline = 0;
+  private fuel: WasmGlobal | null = null;
+
+  constructor(options: VmOptions = {}) {
+    this.limits = resolveLimits(options.profile, options.limits);
+    this.intrinsics = options.intrinsics ?? new IntrinsicRegistry();
+    this.mem = new VmMemory(this.limits.memoryBytes, this.limits.stackBytes);
+    this.scope = baseScope().clone();
+    this.memoryAddr = this.mem.allocStatic(MEMORY_INTS * 4);
+    this.mem.u8.fill(0, this.memoryAddr, this.memoryAddr + MEMORY_INTS * 4);
+    this.scope.vars.set("memory", {
+      name: "memory",
+      ty: arrayOf(T.int, MEMORY_INTS),
+      global: true,
+      addr: this.memoryAddr,
+      inMemory: true,
+      isParam: false,
+      id: -1,
+    });
+    this.host = { mem: this.mem, out: new OutputBuffer(this.limits.maxOutputBytes), rngState: 1 };
+  }
+
+  /** The persistent `memory[]` ints (a fresh view each time: growth can move the buffer). */
+  get memory(): Int32Array {
+    return new Int32Array(this.mem.wasm.buffer, this.memoryAddr, MEMORY_INTS);
+  }
+
+  hasFunction(name: string): boolean {
+    const f = this.scope.funcs.get(name);
+    if (!f || !f.body) return false;
+    libraryNameCache ??= libraryNames();
+    return !(libraryNameCache.has(name) && baseScope().funcs.get(name) === f);
+  }
+
+  /** Compiles and runs one block; definitions in it persist for later blocks. */
+  run(source: string): VmOutcome {
+    const t0 = now();
+    const stats: VmStats = { compileMs: 0, runMs: 0, instructions: 0, memoryBytes: 0 };
+    let parsed;
+    let instance: WasmInstance;
+    let compiled: CompiledModule;
+    let root: string | null = null;
+    try {
+      const tokens = preprocess(tokenize(source));
+      parsed = parse(tokens, this.scope, {
+        alloc: (size, align) => {
+          const p = this.mem.allocStatic(size, align);
+          if (p === 0) throw new CompileError("limit", "out of memory for globals", 0, 0);
+          return p;
+        },
+        write: (addr, bytes) => this.mem.writeBytes(addr, bytes),
+        libraryType: (name) => hostTypes!.get(name),
+        intrinsicType: (name) => this.intrinsics.get(name)?.ty,
+        isKnownIntrinsic: (name) => KNOWN_INTRINSICS.has(name),
+      });
+      if (parsed.entry) {
+        parsed.scope.funcs.set(ENTRY_NAME, parsed.entry);
+        root = ENTRY_NAME;
+      } else if (parsed.defined.some((f) => f.name === "main")) root = "main";
+      compiled = this.compile(parsed.scope, root ? [root] : []);
+      instance = this.instantiate(compiled);
+    } catch (e) {
+      stats.compileMs = now() - t0;
+      if (e instanceof RangeError && /call stack/i.test(e.message))
+        return this.failure(
+          { kind: "syntax", message: "program is nested too deeply", line: 0, column: 0 },
+          "",
+          stats,
+        );
+      return this.failure(toVmError(e, "syntax"), "", stats);
+    }
+    // Commit: the block compiled, so its definitions and globals become part of the session.
+    parsed.scope.funcs.delete(ENTRY_NAME);
+    for (const init of parsed.inits) this.mem.writeBytes(init.addr, init.bytes);
+    this.scope = parsed.scope;
+    if (parsed.defined.length > 0 || parsed.inits.length > 0) this.version++;
+    stats.compileMs = now() - t0;
+    if (!root) {
+      return this.finish(stats, { ok: true, value: { ctype: "void", value: null } });
+    }
+    const fty = compiled.exports.get(root)!;
+    const args = root === "main" ? fty.params!.map((p) => defaultArg(p)) : [];
+    return this.execute(compiled, instance, root, fty, args, stats, root === "main");
+  }
+
+  /** Calls a function defined by an earlier block (hooks call fn(step) before every token). */
+  call(name: string, args: Array<number | bigint>): VmOutcome {
+    const t0 = now();
+    const stats: VmStats = { compileMs: 0, runMs: 0, instructions: 0, memoryBytes: 0 };
+    if (!this.hasFunction(name))
+      return this.failure(
+        { kind: "type", message: `unknown function '${name}'`, line: 0, column: 0 },
+        "",
+        stats,
+      );
+    let cached = this.callCache.get(name);
+    if (!cached || cached.version !== this.version) {
+      try {
+        const compiled = this.compile(this.scope, [name]);
+        const instance = this.instantiate(compiled);
+        cached = { version: this.version, instance, ty: compiled.exports.get(name)!, compiled };
+        this.callCache.set(name, cached);
+      } catch (e) {
+        stats.compileMs = now() - t0;
+        return this.failure(toVmError(e, "type"), "", stats);
+      }
+    }
+    stats.compileMs = now() - t0;
+    const params = cached.ty.params!;
+    if (args.length !== params.length)
+      return this.failure(
+        {
+          kind: "type",
+          message: `'${name}' takes ${params.length} argument(s) but ${args.length} were given`,
+          line: 0,
+          column: 0,
+        },
+        "",
+        stats,
+      );
+    const converted = args.map((a, i) => toWasmArg(a, params[i]!));
+    return this.execute(cached.compiled, cached.instance, name, cached.ty, converted, stats, false);
+  }
+
+  private compile(scope: GlobalScope, roots: string[]): CompiledModule {
+    const intrinsicTypes = new Map<string, Type>();
+    for (const n of this.intrinsics.names()) intrinsicTypes.set(n, this.intrinsics.get(n)!.ty);
+    return generateModule({
+      funcs: scope.funcs,
+      roots,
+      hostFunctions: hostTypes!,
+      intrinsics: intrinsicTypes,
+      slotOf: (name) => {
+        let s = this.slots.get(name);
+        if (s === undefined) {
+          s = this.slots.size + 1; // slot 0 stays empty: a NULL function pointer traps
+          this.slots.set(name, s);
+        }
+        return s;
+      },
+      slotted: () => this.slots,
+      memoryPages: this.mem.pages,
+      stackLow: this.mem.stackLow,
+      maxCallDepth: this.limits.maxCallDepth,
+    });
+  }
+
+  private instantiate(compiled: CompiledModule): WasmInstance {
+    const module = compileOptimized(compiled.bytes);
+    const lib = hostLibrary(this.host);
+    const core = {
+      trap: (code: number, line: number, col: number) => {
+        throw trapFor(code, line, col, this.limits.maxCallDepth);
+      },
+      refuel: () => this.refuel(),
+    };
+    const hostNs: Record<string, unknown> = {};
+    const intrinsicNs: Record<string, unknown> = {};
+    const ctx = makeIntrinsicContext(this.mem, {
+      hasFunction: (n) => this.hasFunction(n),
+      print: (text) => this.host.out.write(Buffer.from(text, "utf8")),
+    });
+    for (const imp of compiled.imports) {
+      if (imp.kind === "host") {
+        const fn = lib[imp.name];
+        if (!fn)
+          throw new CompileError("type", `library function '${imp.name}' is not available`, 0, 0);
+        hostNs[imp.name] = fn;
+      } else if (imp.kind === "intrinsic") {
+        const def = this.intrinsics.get(imp.name)!;
+        const isVoid = def.ty.ret!.kind === "void";
+        intrinsicNs[imp.name] = (...args: number[]) => {
+          const r = def.impl(ctx, ...args);
+          if (isVoid || r === undefined) return isVoid ? undefined : 0;
+          return typeof r === "bigint" ? Number(r) : r;
+        };
+      }
+    }
+    return new Wasm.Instance(module, {
+      env: { memory: this.mem.wasm },
+      core,
+      host: hostNs,
+      intrinsic: intrinsicNs,
+    });
+  }
+
+  private refuel(): void {
+    const fuel = this.fuel!;
+    const used = this.granted - fuel.value;
+    if (used >= this.limits.maxInstructions)
+      throw new VmTrap("limit", "instruction limit exceeded", 0, 0);
+    if (now() > this.deadline)
+      throw new VmTrap("limit", `time limit exceeded (${this.limits.wallClockMs} ms)`, 0, 0);
+    const chunk = Math.min(FUEL_CHUNK, this.limits.maxInstructions - used);
+    fuel.value = chunk;
+    this.granted = used + chunk;
+  }
+
+  private execute(
+    compiled: CompiledModule,
+    instance: WasmInstance,
+    name: string,
+    fty: Type,
+    args: Array<number | bigint>,
+    stats: VmStats,
+    isMain: boolean,
+  ): VmOutcome {
+    const ex = instance.exports;
+    const sp = ex["sp"] as WasmGlobal;
+    const depth = ex["depth"] as WasmGlobal;
+    this.fuel = ex["fuel"] as WasmGlobal;
+    sp.value = this.mem.stackTop;
+    depth.value = 0;
+    const chunk = Math.min(FUEL_CHUNK, this.limits.maxInstructions);
+    this.fuel.value = chunk;
+    this.granted = chunk;
+    this.host.out = new OutputBuffer(this.limits.maxOutputBytes);
+    const t0 = now();
+    this.deadline = t0 + this.limits.wallClockMs;
+    const fn = ex[name] as (...a: Array<number | bigint>) => number | bigint | undefined;
+    let result: number | bigint | undefined;
+    let error: VmError | null = null;
+    let exitCode: number | null = null;
+    try {
+      result = fn(...args);
+    } catch (e) {
+      if (e instanceof ExitSignal) exitCode = e.code;
+      else {
+        error = toVmError(e, "runtime");
+        if (error.line === 0 && error.kind === "runtime") {
+          const at = trapPosition(e, compiled);
+          if (at) error = { ...error, ...at };
+        }
+      }
+    }
+    stats.runMs = now() - t0;
+    stats.instructions = Math.max(0, this.granted - this.fuel.value);
+    if (error) return this.failure(error, this.host.out.text(), stats);
+    if (exitCode !== null)
+      return this.finish(stats, { ok: true, value: { ctype: "int", value: exitCode } });
+    void isMain;
+    return this.finish(stats, { ok: true, value: this.toValue(result, fty.ret!) });
+  }
+
+  private toValue(raw: number | bigint | undefined, ty: Type): VmValue {
+    const ctype = typeName(ty);
+    if (ty.kind === "void" || raw === undefined) return { ctype: "void", value: null };
+    if (typeof raw === "bigint")
+      return { ctype, value: ty.unsigned ? BigInt.asUintN(64, raw) : raw };
+    if (ty.kind === "ptr" && ty.base!.kind === "char") {
+      if (raw === 0) return { ctype, value: null };
+      try {
+        return { ctype, value: this.mem.readCString(raw >>> 0, 1 << 16) };
+      } catch {
+        return { ctype, value: raw >>> 0 };
+      }
+    }
+    if (ty.kind === "bool") return { ctype, value: raw !== 0 };
+    if (ty.unsigned) return { ctype, value: raw >>> 0 };
+    return { ctype, value: raw };
+  }
+
+  private finish(stats: VmStats, r: { ok: true; value: VmValue }): VmOutcome {
+    stats.memoryBytes = this.mem.bytesInUse;
+    const stdout = this.host.out.text();
+    const text = stdout.length > 0 ? stdout : valueText(r.value);
+    return {
+      ok: true,
+      text,
+      stdout,
+      value: r.value,
+      outputTruncated: this.host.out.truncated,
+      stats,
+    };
+  }
+
+  private failure(error: VmError, stdout: string, stats: VmStats): VmOutcome {
+    stats.memoryBytes = this.mem.bytesInUse;
+    return { ok: false, error, stdout, stats };
+  }
+}
+
+/** Compiles with V8's optimizing tier straight away. Its baseline tier would be replaced only
+ * on the next call, and a program's hot loop usually runs inside a single call of main. For
+ * the small modules the VM emits, optimizing compilation costs about the same. */
+function compileOptimized(bytes: Uint8Array): object {
+  let toggled = false;
+  try {
+    v8.setFlagsFromString("--no-liftoff");
+    toggled = true;
+  } catch {
+    /* flags frozen: fall back to V8's default tiering */
+  }
+  try {
+    return new Wasm.Module(bytes);
+  } finally {
+    if (toggled) v8.setFlagsFromString("--liftoff");
+  }
+}
+
+function defaultArg(t: Type): number | bigint {
+  return t.kind === "long" ? 0n : 0;
+}
+
+function toWasmArg(a: number | bigint, t: Type): number | bigint {
+  if (t.kind === "long") return typeof a === "bigint" ? a : BigInt(Math.trunc(a));
+  return typeof a === "bigint" ? Number(a) : a;
+}
+
+/** The text a value contributes when nothing was printed: C-like spellings of numbers. */
+export function valueText(v: VmValue): string {
+  const x = v.value;
+  if (x === null) return "";
+  if (typeof x === "boolean") return x ? "1" : "0";
+  if (typeof x === "string") return x;
+  if (typeof x === "bigint") return x.toString();
+  if (v.ctype === "float" || v.ctype === "double") {
+    if (Number.isNaN(x)) return "nan";
+    if (!Number.isFinite(x)) return x > 0 ? "inf" : "-inf";
+    if (v.ctype === "float") {
+      for (let p = 1; p <= 9; p++) {
+        const s = Number(x.toPrecision(p));
+        if (Math.fround(s) === x) return String(s);
+      }
+    }
+    return String(x);
+  }
+  return String(x);
+}
+
+function trapFor(code: number, line: number, col: number, maxDepth: number): Error {
+  switch (code) {
+    case TrapCode.divisionByZero:
+      return new VmTrap("runtime", "division by zero", line, col);
+    case TrapCode.stackOverflow:
+      return new VmTrap("limit", "stack overflow (shadow stack exhausted)", line, col);
+    case TrapCode.callDepth:
+      return new VmTrap("limit", `stack overflow (call depth limit ${maxDepth})`, line, col);
+    case TrapCode.assertion:
+      return new VmTrap("runtime", "assertion failed", line, col);
+    case TrapCode.exit:
+      return new ExitSignal(line);
+    default:
+      return new VmTrap("runtime", `trap ${code}`, line, col);
+  }
+}
+
+/** Finds the source position of the wasm instruction a trap or host exception came from. */
+function trapPosition(
+  e: unknown,
+  compiled: CompiledModule,
+): { line: number; column: number } | null {
+  const stack = e instanceof Error ? (e.stack ?? "") : "";
+  const m = /wasm-function\[(\d+)\]:0x([0-9a-f]+)/.exec(stack);
+  if (!m) return null;
+  const fn = compiled.positions[Number(m[1]) - compiled.imports.length];
+  if (!fn) return null;
+  const offset = parseInt(m[2]!, 16) - fn.codeStart;
+  let best: { line: number; column: number } | null = null;
+  for (let k = 0; k < fn.entries.length; k += 3) {
+    if (fn.entries[k]! > offset) break;
+    best = { line: fn.entries[k + 1]!, column: fn.entries[k + 2]! };
+  }
+  return best;
+}
+
+/** Maps anything thrown while compiling or running to a VmError. */
+function toVmError(e: unknown, fallback: VmErrorKind): VmError {
+  if (e instanceof CompileError)
+    return { kind: e.kind, message: e.message, line: e.line, column: e.column };
+  if (e instanceof VmTrap)
+    return { kind: e.kind, message: e.message, line: e.line, column: e.column };
+  if (e instanceof RangeError && /call stack/i.test(e.message))
+    return { kind: "limit", message: "stack overflow (host stack exhausted)", line: 0, column: 0 };
+  const msg = e instanceof Error ? e.message : String(e);
+  if (/out of bounds/.test(msg) && !/table/.test(msg))
+    return { kind: "runtime", message: "memory access out of bounds", line: 0, column: 0 };
+  if (/unrepresentable|integer overflow/.test(msg))
+    return { kind: "runtime", message: "integer overflow in division", line: 0, column: 0 };
+  if (/function signature mismatch|null function|table index/.test(msg))
+    return {
+      kind: "runtime",
+      message: "call through an invalid function pointer",
+      line: 0,
+      column: 0,
+    };
+  if (e instanceof RangeError && /Array buffer allocation|Out of memory/i.test(msg))
+    return { kind: "limit", message: "out of memory", line: 0, column: 0 };
+  if (process.env.RUFFIAN_DEBUG) console.error(e);
+  return {
+    kind: fallback === "syntax" ? "runtime" : fallback,
+    message: `internal error: ${msg}`,
+    line: 0,
+    column: 0,
+  };
+}
+
+/** Runs one block in a fresh session. */
+export function runC(source: string, options?: VmOptions): VmOutcome {
+  let session: VmSession;
+  try {
+    session = new VmSession(options);
+  } catch (e) {
+    const message = e instanceof Error ? e.message : String(e);
+    return {
+      ok: false,
+      error: { kind: "limit", message, line: 0, column: 0 },
+      stdout: "",
+      stats: { compileMs: 0, runMs: 0, instructions: 0, memoryBytes: 0 },
+    };
+  }
+  return session.run(source);
+}
+
+export type { Func, WasmTable };
+export { INLINE_FUNCTIONS, HOST_FUNCTIONS };

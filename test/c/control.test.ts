@@ -1,0 +1,74 @@
+// Statements: if/else, the three loops, break/continue, switch with fallthrough and nesting.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { text } from "./helpers.js";
+
+test("if/else chains and loops", () => {
+  assert.equal(
+    text("int x = 15; if (x % 15 == 0) return 1; else if (x % 5 == 0) return 2; else return 3;"),
+    "1",
+  );
+  assert.equal(text("int i = 0, s = 0; while (i < 10) { s += i; i++; } return s;"), "45");
+  assert.equal(text("int i = 0; do { i += 3; } while (i < 10); return i;"), "12");
+  assert.equal(text("int n = 0; do n++; while (0); return n;"), "1");
+  assert.equal(
+    text(
+      "int s = 0; for (int i = 0; i < 10; i++) { if (i == 7) break; if (i % 2) continue; s += i; } return s;",
+    ),
+    "12",
+  );
+  assert.equal(
+    text(
+      "int s = 0; for (int i = 0; i < 5; i++) for (int j = 0; j < 5; j++) { if (j > i) break; s++; } return s;",
+    ),
+    "15",
+  );
+  assert.equal(text("int i = 0; for (;;) { if (++i == 100) break; } return i;"), "100");
+  assert.equal(
+    text("int i = 10, n = 0; while (i--) { if (i % 3 == 0) continue; n++; } return n;"),
+    "6",
+  );
+});
+
+test("switch with fallthrough, default and break", () => {
+  const f =
+    "int f(int x){ int r = 0; switch (x) { case 1: r += 1; case 2: r += 2; break; case 3: case 4: r = 34; break; default: r = -1; } return r; }";
+  assert.equal(text(`${f} return f(1);`), "3");
+  assert.equal(text(`${f} return f(2);`), "2");
+  assert.equal(text(`${f} return f(4);`), "34");
+  assert.equal(text(`${f} return f(9);`), "-1");
+  assert.equal(text("int x = 5; switch (x) { case 1: return 1; } return 0;"), "0");
+  assert.equal(
+    text("char c = 'b'; switch (c) { case 'a': return 1; case 'b': return 2; default: return 3; }"),
+    "2",
+  );
+  assert.equal(
+    text("long v = 5000000000; switch (v) { case 5000000000: return 1; default: return 0; }"),
+    "1",
+  );
+});
+
+test("nested switch inside switch and loops (the seed's scenario returns 42)", () => {
+  const src = `int classify(int a, int b) {
+    switch (a) {
+      case 1:
+        switch (b) {
+          case 1: return 11;
+          case 2: return 42;
+          default: return 10;
+        }
+      case 2:
+        return 20;
+      default:
+        return 0;
+    }
+  }
+  return classify(1, 2);`;
+  assert.equal(text(src), "42");
+  assert.equal(
+    text(
+      "int s = 0; for (int i = 0; i < 6; i++) { switch (i % 3) { case 0: continue; case 1: s += 10; break; default: switch (i) { case 2: s += 1; break; default: s += 100; } } } return s;",
+    ),
+    "121",
+  );
+});

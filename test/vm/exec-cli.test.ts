@@ -1,0 +1,91 @@
+// `ruffian exec` as a process: -e, files, stdin, --json, --stats and error reporting. Runs the
+// compiled command module in a child node (the lead wires it into bin/ruffian.js).
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { packageRoot } from "../../src/paths.js";
+
+const execModule = join(packageRoot, "dist", "src", "cli", "commands", "exec.js");
+
+function exec(
+  args: {
+    file?: string;
+    expr?: string;
+    lang?: string;
+    profile?: string;
+    stats?: boolean;
+    json?: boolean;
+  },
+  input?: string,
+) {
+  const { file, ...opts } = args;
+  const script = `import { execCommand } from ${JSON.stringify(execModule)};
+process.exitCode = await execCommand(${JSON.stringify(file)}, ${JSON.stringify({ lang: "c", ...opts })});`;
+  const r = spawnSync(process.execPath, ["--input-type=module", "-e", script], {
+    input: input ?? "",
+    encoding: "utf8",
+  });
+  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+test("-e prints the value of an expression", () => {
+  const r = exec({ expr: "847*293" });
+  assert.equal(r.code, 0);
+  assert.equal(r.stdout, "248171\n");
+});
+
+test("a file runs and prints what the program printed", () => {
+  const dir = mkdtempSync(join(tmpdir(), "ruffian-exec-"));
+  const f = join(dir, "hello.c");
+  writeFileSync(f, '#include <stdio.h>\nint main() { printf("hello %d\\n", 42); return 0; }\n');
+  const r = exec({ file: f });
+  assert.equal(r.code, 0);
+  assert.equal(r.stdout, "hello 42\n");
+});
+
+test("- reads the program from standard input", () => {
+  const r = exec({ file: "-" }, "int f(int n){return n<2?n:f(n-1)+f(n-2);} return f(20);");
+  assert.equal(r.code, 0);
+  assert.equal(r.stdout, "6765\n");
+});
+
+test("errors go to stderr as file:line:col: message with exit code 1", () => {
+  const r = exec({ expr: "int x = 1;\nreturn x / 0;" });
+  assert.equal(r.code, 1);
+  assert.equal(r.stderr, "<expr>:2:10: division by zero\n");
+  const s = exec({ file: "-" }, "int main() { return nope(); }");
+  assert.equal(s.code, 1);
+  assert.equal(s.stderr, "<stdin>:1:21: unknown function 'nope'\n");
+  const missing = exec({ file: "/nonexistent/x.c" });
+  assert.equal(missing.code, 1);
+  assert.match(missing.stderr, /cannot read '\/nonexistent\/x.c'/);
+});
+
+test("--json prints the whole outcome, --stats prints statistics to stderr", () => {
+  const j = exec({ expr: "return 142913828922;", json: true });
+  assert.equal(j.code, 0);
+  const parsed = JSON.parse(j.stdout) as { ok: boolean; value: { ctype: string; value: string } };
+  assert.equal(parsed.ok, true);
+  assert.deepEqual(parsed.value, { ctype: "long", value: "142913828922" });
+  const s = exec({ expr: "1+1", stats: true });
+  assert.equal(s.stdout, "2\n");
+  assert.match(s.stderr, /compile [\d.]+ ms, run [\d.]+ ms, \d+ instructions/);
+});
+
+test("--profile is validated and applied", () => {
+  const bad = exec({ expr: "1", profile: "enormous" });
+  assert.equal(bad.code, 1);
+  assert.match(bad.stderr, /unknown profile 'enormous'/);
+  const tiny = exec({ expr: "while (1) {}", profile: "tiny" });
+  assert.equal(tiny.code, 1);
+  assert.equal(tiny.stderr, "<expr>: instruction limit exceeded\n");
+});
+
+test("other languages are loaded on demand; unknown ones are refused", () => {
+  const r = exec({ expr: "1", lang: "cobol" });
+  assert.equal(r.code, 1);
+  assert.match(r.stderr, /unknown language 'cobol'/);
+});

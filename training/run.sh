@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# The whole ruffian-nano recipe: data → training (VM model and direct-answer baseline) → GGUF →
+# evaluation. Not part of CI; needs `pip install torch` (CPU). Seeds fix every random choice.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+MINUTES=${MINUTES:-40}
+STEPS=${STEPS:-4000}
+npm run build
+node dist/src/nano/generate.js --split train --styles vm,direct --count 40000 --seed 1 --dir training/data
+node dist/src/nano/generate.js --split eval --styles vm,direct --count 800 --seed 2 --dir training/data
+python3 - <<'PY'
+import json
+seen, out = set(), []
+for line in open("training/data/eval-vm.jsonl"):
+    e = json.loads(line)
+    if e["task"] not in seen:
+        seen.add(e["task"]); out.append({"prompt": e["prompt"]})
+open("training/data/parity-prompts.jsonl", "w").write("".join(json.dumps(o) + "\n" for o in out))
+PY
+for style in vm direct; do
+  python3 training/train.py --data training/data/train-$style.jsonl --vocab training/data/vocab.json \
+    --out training/out/$style --steps "$STEPS" --minutes "$MINUTES" --batch 32 --ctx 256 --seed 1 \
+    --parity-prompts training/data/parity-prompts.jsonl
+done
+node dist/src/nano/export.js training/out/vm models/ruffian-nano.gguf
+node dist/src/nano/export.js training/out/direct training/out/ruffian-nano-direct.gguf
+cp training/out/vm/parity.json models/ruffian-nano.parity.json
+node bin/ruffian.js eval --model models/ruffian-nano.gguf --json training/out/eval-vm.json
+node bin/ruffian.js eval --model models/ruffian-nano.gguf --no-inject --json training/out/eval-noinject.json
+node bin/ruffian.js eval --model training/out/ruffian-nano-direct.gguf --json training/out/eval-direct.json
