@@ -46,18 +46,26 @@ export function bindIntrinsics(
   const position = (pos: number) => checkIndex("position", pos, engine.length(seq));
   const layerOf = (layer: number) => checkIndex("layer", layer, caps.nLayer);
 
+  /** A recorded activation row, or an error saying whether it was never recorded or can't be. */
+  function recorded(
+    row: Float32Array | undefined,
+    available: boolean,
+    what: string,
+    layer: number,
+    pos: number,
+  ): Float32Array {
+    if (row) return row;
+    throw new Error(
+      available
+        ? `${what} of layer ${layer} at position ${pos} was not recorded (observation was off)`
+        : `${what} reads are not available from this engine`,
+    );
+  }
+
   function hiddenRow(layer: number, pos: number): Float32Array {
     layerOf(layer);
     position(pos);
-    const row = engine.hidden(seq, layer, pos);
-    if (!row) {
-      throw new Error(
-        caps.reads.hidden
-          ? `hidden state of layer ${layer} at position ${pos} was not recorded (observation was off)`
-          : "hidden states are not available from this engine",
-      );
-    }
-    return row;
+    return recorded(engine.hidden(seq, layer, pos), caps.reads.hidden, "hidden state", layer, pos);
   }
 
   // ---- L1: reads ----
@@ -95,14 +103,7 @@ export function bindIntrinsics(
       position(pos);
       checkIndex("dimension", dim, caps.headDim);
       const row = engine.kv(seq, layer, head, pos, isKey ? "k" : "v");
-      if (!row) {
-        throw new Error(
-          caps.reads.kv
-            ? `KV row of layer ${layer} at position ${pos} was not recorded (observation was off)`
-            : "KV reads are not available from this engine",
-        );
-      }
-      return row[dim]!;
+      return recorded(row, caps.reads.kv, "KV row", layer, pos)[dim]!;
     },
   );
   registry.define(
@@ -143,14 +144,13 @@ export function bindIntrinsics(
       checkIndex("head", head, caps.nHead);
       position(qPos);
       if (!Number.isInteger(n) || n < 0) throw new RangeError(`attn_score count ${n} is negative`);
-      const row = engine.attention(seq, layer, head, qPos);
-      if (!row) {
-        throw new Error(
-          caps.reads.attention
-            ? `attention of layer ${layer} at position ${qPos} was not recorded (observation was off)`
-            : "attention reads are not available from this engine",
-        );
-      }
+      const row = recorded(
+        engine.attention(seq, layer, head, qPos),
+        caps.reads.attention,
+        "attention",
+        layer,
+        qPos,
+      );
       // Keys beyond the query (the future) get probability 0: attention is causal.
       for (let i = 0; i < n; i++) ctx.writeFloat(out + 4 * i, i < row.length ? row[i]! : 0);
     },

@@ -615,3 +615,15 @@ int main() { hook_set("probe", 1); return 0; }`;
   assert.ok(err && err.type === "hook-error");
   assert.match(err.message, /top-k rank 1000 is outside 0\.\.63/);
 });
+
+test("a glass-box read with observation off is an error naming what was not recorded", async () => {
+  const hook = `
+void probe(int step) { printf("%f", emb_read(1, 0, 0)); }
+int main() { hook_set("probe", 1); return 0; }`;
+  const events: DecodeEvent[] = [];
+  const loop = new DecodeLoop(engine, { observe: { hidden: false, attention: false, kv: false } });
+  for await (const ev of loop.run([{ prompt: PROMPT, maxTokens: 2, hook }])) events.push(ev);
+  const err = events.find((e) => e.type === "hook-error");
+  assert.ok(err && err.type === "hook-error");
+  assert.match(err.message, /hidden state of layer 1 at position 0 was not recorded/);
+});
