@@ -3,6 +3,8 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
 import { join } from "node:path";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { packageRoot } from "../../src/paths.js";
 
 const bin = join(packageRoot, "bin", "ruffian.js");
@@ -46,4 +48,63 @@ test("demo with a missing model names the file and exits non-zero", () => {
   const r = ruffian("demo", "--model", "/no/such/file.gguf");
   assert.equal(r.code, 1);
   assert.match(r.stderr, /model file not found: \/no\/such\/file.gguf/);
+});
+
+test("run streams a region's injected result on stdout and the hook console on stderr", () => {
+  const hook = join(packageRoot, "examples", "hooks", "write-c.c");
+  const r = ruffian("run", "-p", "Once upon a time", "--hook", hook, "-n", "20");
+  assert.equal(r.code, 0, r.stderr);
+  assert.match(r.stdout, /^Once upon a time \[C: 847\*293\] = VM\[248171\]/);
+  assert.doesNotMatch(r.stdout, /\x1b\[/, "no escape codes when piped");
+});
+
+test("run keeps hook output out of the text and can write the event stream", () => {
+  const dir = mkdtempSync(join(tmpdir(), "ruffian-run-"));
+  try {
+    const events = join(dir, "events.jsonl");
+    const hook = join(packageRoot, "examples", "hooks", "top3.c");
+    const r = ruffian(
+      "run",
+      "-p",
+      "Once upon a time",
+      "--hook",
+      hook,
+      "-n",
+      "8",
+      "--events",
+      events,
+    );
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stderr, /\[hook show @0\] step 0 {2}H=\d+ mnat/);
+    assert.doesNotMatch(r.stdout, /mnat/);
+    const lines = readFileSync(events, "utf8")
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l) as { type: string });
+    assert.equal(lines.filter((e) => e.type === "token").length, 8);
+    assert.equal(lines.filter((e) => e.type === "hook-log").length, 6);
+    assert.equal(lines.at(-1)!.type, "done");
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test("run with a hook that does not compile reports it and still generates", () => {
+  const dir = mkdtempSync(join(tmpdir(), "ruffian-run-"));
+  try {
+    const hook = join(dir, "bad.c");
+    writeFileSync(hook, "int main() { return missing_function(); }\n");
+    const r = ruffian("run", "-p", "Once upon a time", "--hook", hook, "-n", "4");
+    assert.equal(r.code, 0);
+    assert.match(r.stderr, /hook program: 1:\d+: .*missing_function/);
+    assert.match(r.stdout, /^Once upon a time, there/);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test("run rejects a bad option value with a message naming it", () => {
+  const r = ruffian("run", "-p", "x", "--max-tokens", "zero");
+  assert.equal(r.code, 1);
+  assert.match(r.stderr, /--max-tokens must be an integer ≥ 1, got 'zero'/);
 });
