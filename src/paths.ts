@@ -21,5 +21,10 @@ export const modelsDir = join(packageRoot, "models");
 /** The plain-text model shipped with the package (llama2.c stories260K, MIT). */
 export const storiesModelPath = join(modelsDir, "stories260K.gguf");
 
+/** ruffian-nano, trained by this project to answer questions through the VM (training/). */
+export const nanoModelPath = join(modelsDir, "ruffian-nano.gguf");
+/** Greedy answers of the trained PyTorch model, for the GGUF parity test. */
+export const nanoParityPath = join(modelsDir, "ruffian-nano.parity.json");
+
 /** The model used when the user names none. */
 export const defaultModelPath = storiesModelPath;

@@ -9,6 +9,8 @@ const version = (
   JSON.parse(readFileSync(join(packageRoot, "package.json"), "utf8")) as { version: string }
 ).version;
 
+const MODELS_DIR_HELP = "model cache (default $RUFFIAN_MODELS_DIR or ~/.node-llama-cpp/models)";
+
 /** Marks a subcommand whose behaviour a later issue delivers; it fails loudly rather than pretending. */
 function notYet(what: string): () => never {
   return () => {
@@ -62,11 +64,24 @@ export function buildProgram(): Command {
   program
     .command("chat")
     .description("interactive chat in the terminal with the VM in the loop")
-    .option("-m, --model <path>", "GGUF model file or hf: URI")
-    .option("--system <file>", "system prompt file")
-    .option("--few-shot <n>", "number of worked examples in the built-in system prompt")
+    .option("-m, --model <path>", "GGUF model file or hf: URI (default: the shipped model)")
+    .option("--system <file>", "system prompt file (replaces the built-in one)")
+    .option(
+      "--few-shot <n>",
+      "worked examples in the built-in system prompt (plain models: as a prefix)",
+    )
     .option("--no-tty", "plain output for pipes and scripts")
-    .action(notYet("chat"));
+    .option("-n, --max-tokens <n>", "token budget per answer", "256")
+    .option("--temp <t>", "sampling temperature (0 = greedy)", "0")
+    .option("--seed <n>", "sampling seed")
+    .option("--hook <file>", "C hook program to run before the first generation")
+    .option("--no-inject", "detect regions but do not run them or inject results")
+    .option("--models-dir <dir>", MODELS_DIR_HELP)
+    .option("--device <name>", "auto, cpu, cuda, vulkan or metal", "auto")
+    .action(async (opts: import("./commands/chat.js").ChatOptions) => {
+      const { chatCommand } = await import("./commands/chat.js");
+      process.exitCode = await chatCommand(opts);
+    });
 
   program
     .command("exec")
@@ -109,9 +124,20 @@ export function buildProgram(): Command {
     .command("pull")
     .description("download a model (hf:owner/repo/file.gguf) into the model cache")
     .argument("<uri>", "hf: URI of the model")
-    .action(notYet("pull"));
+    .option("--dir <dir>", MODELS_DIR_HELP)
+    .action(async (uri: string, opts: import("./commands/pull.js").PullOptions) => {
+      const { pullCommand } = await import("./commands/pull.js");
+      process.exitCode = await pullCommand(uri, opts);
+    });
 
-  program.command("models").description("list cached models").action(notYet("models"));
+  program
+    .command("models")
+    .description("list cached models")
+    .option("--dir <dir>", MODELS_DIR_HELP)
+    .action(async (opts: import("./commands/models.js").ModelsOptions) => {
+      const { modelsCommand } = await import("./commands/models.js");
+      process.exitCode = await modelsCommand(opts);
+    });
 
   return program;
 }

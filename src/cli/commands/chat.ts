@@ -1,0 +1,109 @@
+// `ruffian chat`: a multi-turn conversation in the terminal with the VM in the loop — streamed
+// answers, VM results, hook console, rewinds and slash commands — or a plain line-by-line mode
+// for pipes and scripts.
+import { readFileSync } from "node:fs";
+import { defaultModelPath } from "../../paths.js";
+import { parseIntOption, parseNumberOption } from "../options.js";
+import { ChatSession, type ChatSettings } from "../chat/session.js";
+import { PlainView, TtyView, type ChatView } from "../chat/view.js";
+import { pipeLoop, ttyLoop } from "../chat/repl.js";
+import { openModelWithProgress } from "../chat/loading.js";
+import { modelCacheDir } from "./models.js";
+import { basename } from "node:path";
+
+export interface ChatOptions {
+  model?: string;
+  system?: string;
+  fewShot?: string;
+  /** false with --no-tty: plain output even on a terminal. */
+  tty?: boolean;
+  maxTokens?: string;
+  temp?: string;
+  seed?: string;
+  hook?: string;
+  /** false with --no-inject. */
+  inject?: boolean;
+  /** Model cache folder for hf: URIs. */
+  modelsDir?: string;
+  /** auto, cpu, cuda, vulkan or metal. */
+  device?: string;
+}
+
+const DEVICES = ["auto", "cpu", "cuda", "vulkan", "metal"] as const;
+type Device = (typeof DEVICES)[number];
+
+export async function chatCommand(opts: ChatOptions = {}): Promise<number> {
+  let settings: ChatSettings;
+  let hookSource: string | undefined;
+  try {
+    settings = {
+      maxTokens: parseIntOption("--max-tokens", opts.maxTokens ?? "256", 1),
+      sampling: {
+        temperature: parseNumberOption("--temp", opts.temp ?? "0", 0),
+        seed: opts.seed !== undefined ? parseIntOption("--seed", opts.seed, 0) : 0,
+      },
+      fewShot:
+        opts.fewShot !== undefined ? parseIntOption("--few-shot", opts.fewShot, 0) : undefined,
+      system: opts.system !== undefined ? readText("--system", opts.system) : undefined,
+      inject: opts.inject !== false,
+    };
+    if (opts.hook !== undefined) hookSource = readText("--hook", opts.hook);
+    if (opts.device !== undefined && !DEVICES.includes(opts.device as Device))
+      throw new Error(`--device must be one of ${DEVICES.join(", ")}, got '${opts.device}'`);
+  } catch (err) {
+    process.stderr.write(`ruffian chat: ${(err as Error).message}\n`);
+    return 2;
+  }
+
+  const interactive =
+    opts.tty !== false && process.stdin.isTTY === true && process.stdout.isTTY === true;
+  let engine;
+  try {
+    engine = await openModelWithProgress(opts.model ?? defaultModelPath, {
+      directory: modelCacheDir(opts.modelsDir),
+      device: opts.device as Device | undefined,
+      showProgress: interactive && process.stderr.isTTY === true,
+    });
+  } catch (err) {
+    process.stderr.write(`ruffian chat: ${(err as Error).message}\n`);
+    return 1;
+  }
+  try {
+    const session = new ChatSession(engine, settings);
+    if (hookSource !== undefined) session.pendingHook = { file: opts.hook!, source: hookSource };
+    const io = { input: process.stdin, output: process.stdout };
+    if (!interactive)
+      return await pipeLoop(session, new PlainView(process.stdout, process.stderr), io);
+    const view: ChatView = new TtyView(process.stdout, process.stderr, !process.env.NO_COLOR);
+    banner(session, view);
+    return await ttyLoop(session, view, io);
+  } finally {
+    engine.dispose();
+  }
+}
+
+function readText(option: string, file: string): string {
+  try {
+    return readFileSync(file, "utf8");
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    throw new Error(
+      `${option}: cannot read ${file}${code === "ENOENT" ? " (no such file)" : `: ${(err as Error).message}`}`,
+    );
+  }
+}
+
+function banner(session: ChatSession, view: ChatView): void {
+  const t = view.tone;
+  const how = {
+    nano: "ruffian-nano: ask a question",
+    "chat-template": "chat with the model's template and the [C: …] system prompt",
+    plain: "plain continuation: the model continues your text",
+  }[session.style];
+  view.info(
+    t.bold("ruffian chat") +
+      t.dim(
+        ` · ${basename(session.engine.model.path)} · ${how} · /help for commands, Ctrl-D leaves`,
+      ),
+  );
+}

@@ -1,0 +1,44 @@
+# Records ruffian-nano's greedy answers in PyTorch from the exported weights (the same weights.bin
+# the GGUF is made from), so test/nano/parity.test.ts can check llama.cpp writes the same tokens.
+# Usage: python3 training/parity.py training/out/vm training/data/parity-prompts.jsonl OUT.json
+import json
+import sys
+from types import SimpleNamespace
+
+import numpy as np
+import torch
+
+sys.path.insert(0, __import__("os").path.dirname(__file__))
+from train import Llama, Tokenizer, greedy  # noqa: E402
+
+MAX_TOKENS = 200
+
+
+def main():
+    out_dir, prompts_path, dest = sys.argv[1:4]
+    vocab = sys.argv[4] if len(sys.argv) > 4 else "training/data/vocab.json"
+    manifest = json.load(open(f"{out_dir}/manifest.json"))
+    c = manifest["config"]
+    args = SimpleNamespace(dim=c["nEmbd"], layers=c["nLayer"], heads=c["nHead"], ff=c["nFf"], ctx=c["nCtx"])
+    model = Llama(args, c["nVocab"])
+    blob = open(f"{out_dir}/weights.bin", "rb").read()
+    params = dict(model.gguf_weights())
+    with torch.no_grad():
+        for t in manifest["tensors"]:
+            n = int(np.prod(t["shape"]))
+            data = np.frombuffer(blob, dtype="<f4", count=n, offset=t["offset"]).reshape(t["shape"])
+            params[t["name"]].copy_(torch.from_numpy(data.copy()))
+    model.eval()
+    tok = Tokenizer(vocab)
+    refs = []
+    for line in open(prompts_path):
+        prompt = json.loads(line)["prompt"]
+        ids = [tok.bos] + tok.encode(prompt)
+        budget = min(MAX_TOKENS, c["nCtx"] - len(ids))
+        refs.append({"prompt": prompt, "max": budget, "tokens": greedy(model, ids, budget, tok.eos)})
+    json.dump(refs, open(dest, "w"))
+    print(f"wrote {len(refs)} references to {dest}")
+
+
+if __name__ == "__main__":
+    main()
