@@ -12,6 +12,7 @@
 // A region program's checkpoints point past its injected result; rewinds happen after the code
 // that asked for them returns.
 import type { Engine, ObserveOptions } from "../engine/types.js";
+import { EngineError } from "../engine/errors.js";
 import type { VmOutcome } from "../vm/result.js";
 import { runCalc } from "../calc/calc.js";
 import { LispSession } from "../lisp/session.js";
@@ -128,16 +129,39 @@ export class DecodeLoop {
       }
       if (items.length > 0) {
         this.applySteering(owners);
-        engine.decode(items);
-        for (let i = 0; i < owners.length; i++) this.appendTokens(owners[i]!, items[i]!.tokens);
+        if (this.decodeOrFinish(items, owners)) {
+          for (let i = 0; i < owners.length; i++) this.appendTokens(owners[i]!, items[i]!.tokens);
+          this.runClosedRegions(owners);
+        }
       }
-      this.runClosedRegions(owners);
       yield* this.drain(seqs);
       // Let timers, signals and I/O run every few milliseconds; the decode itself is synchronous.
       if (performance.now() - lastYield > YIELD_EVERY_MS) {
         await new Promise<void>((resolve) => setImmediate(resolve));
         lastYield = performance.now();
       }
+    }
+  }
+
+  /**
+   * Decodes a batch; when the context has no room left, the sequences involved end with reason
+   * "context-full" instead of the error escaping the loop. Returns whether the batch was decoded.
+   */
+  private decodeOrFinish(
+    items: Array<{ seq: number; tokens: number[] }>,
+    owners: SequenceState[],
+  ): boolean {
+    try {
+      this.engine.decode(items);
+      return true;
+    } catch (err) {
+      if (!(err instanceof EngineError) || err.code !== "context-full") throw err;
+      for (const s of owners) {
+        // Whatever part of the batch did get in is discarded with the sequence's state.
+        s.closedRegion = null;
+        s.finish("context-full");
+      }
+      return false;
     }
   }
 
@@ -428,7 +452,13 @@ export class DecodeLoop {
     if (items.length === 0) return;
     const t0 = performance.now();
     this.applySteering(injected.map((i) => i.s));
-    engine.decode(items);
+    if (
+      !this.decodeOrFinish(
+        items,
+        injected.map((i) => i.s),
+      )
+    )
+      return;
     const decodeMs = performance.now() - t0;
     for (const { s, text, tokens } of injected) {
       const at = s.scanner.offset;

@@ -627,3 +627,18 @@ int main() { hook_set("probe", 1); return 0; }`;
   assert.ok(err && err.type === "hook-error");
   assert.match(err.message, /hidden state of layer 1 at position 0 was not recorded/);
 });
+
+test("a generation that fills the context ends with reason context-full", async () => {
+  const small = await openEngine(storiesModelPath, { device: "cpu", contextSize: 32 });
+  try {
+    const events: DecodeEvent[] = [];
+    for await (const ev of new DecodeLoop(small).run([{ prompt: PROMPT, maxTokens: 500 }]))
+      events.push(ev);
+    const done = events.find((e) => e.type === "done");
+    assert.ok(done && done.type === "done");
+    assert.equal(done.reason, "context-full");
+    assert.ok(done.stats.sampledTokens > 10);
+  } finally {
+    small.dispose();
+  }
+});
