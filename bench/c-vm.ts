@@ -1,5 +1,5 @@
-// C VM speed: compile latency and run time of bench/programs/*.c against gcc -O2 and tcc -run
-// measured in the same run, plus the compile latency of a 30-line block. Run: node dist/bench/c-vm.js
+// C VM speed: bench/programs/*.c run by the VM, gcc -O2 and tcc -run in one run, plus the compile
+// latency of a 30-line block. Run: node dist/bench/c-vm.js [--markdown]; BENCH_RUNS=n sets rounds.
 import { spawnSync } from "node:child_process";
 import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { cpus, loadavg, tmpdir } from "node:os";
@@ -200,16 +200,25 @@ function geomean(values: (number | undefined)[]): string {
   return fmtRatio(Math.exp(xs.reduce((s, v) => s + Math.log(v), 0) / xs.length));
 }
 
+/** `--markdown` prints the tables ready to paste into docs/benchmarks.md. */
+const MARKDOWN = process.argv.includes("--markdown");
+
 function pad(cells: string[], widths: number[]): string {
-  return cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join("  ");
+  const padded = cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!)));
+  return MARKDOWN ? `| ${padded.join(" | ")} |` : padded.join("  ");
 }
 
 function printTable(rows: Row[], kind: keyof Cost, title: string): void {
   const widths = [14, 11, 10, 10, 10, 8, 8];
   console.log(title);
+  if (MARKDOWN) console.log("");
   console.log(
     pad(["program", "VM compile", "VM run", "gcc -O2", "tcc -run", "VM/gcc", "VM/tcc"], widths),
   );
+  if (MARKDOWN)
+    console.log(
+      `| ${widths.map((w, i) => (i === 0 ? "-".repeat(w) : `${"-".repeat(w - 1)}:`)).join(" | ")} |`,
+    );
   const gccRatios: (number | undefined)[] = [];
   const tccRatios: (number | undefined)[] = [];
   for (const r of rows) {

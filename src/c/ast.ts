@@ -38,7 +38,9 @@ export type NodeKind =
   | "break"
   | "continue"
   | "decl"
-  | "null";
+  | "null"
+  | "label"
+  | "goto";
 
 export type BinOp =
   | "+"
@@ -123,6 +125,8 @@ export interface Node {
   opTy?: Type;
   initializer?: Initializer;
   cases?: SwitchCase[];
+  /** label/goto: the label's name. */
+  label?: string;
   /** case: the constant value, null for default. */
   caseValue?: bigint | null;
 }
@@ -138,6 +142,13 @@ export interface Func {
   /** Names of functions (user, library, intrinsic) this one calls or takes the address of. */
   refs: Map<string, { line: number; col: number }>;
   isStatic: boolean;
+  /** For a function with `...`: the hidden parameter pointing at its variadic argument slots. */
+  varargs?: Var;
+  /** Labels defined and goto statements seen (checked when the body has been read). */
+  labels?: Set<string>;
+  gotos?: { text: string; line: number; col: number }[];
+  /** Declares a variable-length array (so the stack pointer is saved and restored). */
+  hasVla?: boolean;
   /** Calls through a function pointer (so it may recurse in ways the call graph cannot show). */
   indirect?: boolean;
 }

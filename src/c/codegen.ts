@@ -74,6 +74,7 @@ const HOST_SCALAR = (t: Type): ValType => {
 function userSig(f: Type): FuncSig {
   const params = f.params!.map(valType);
   if (isAggregate(f.ret!)) params.unshift("i32");
+  if (f.variadic) params.push("i32");
   return { params, results: f.ret!.kind === "void" ? [] : [valType(f.ret!)] };
 }
 
@@ -107,6 +108,7 @@ export function generateModule(opts: CodegenOptions): CompiledModule {
   const imports: CompiledModule["imports"] = [
     { kind: "core", name: "trap", sig: { params: ["i32", "i32", "i32"], results: [] } },
     { kind: "core", name: "refuel", sig: { params: [], results: [] } },
+    { kind: "core", name: "charge", sig: { params: ["f64"], results: [] } },
   ];
   const importIndex = new Map<string, number>();
   const order: Func[] = [];
@@ -244,7 +246,8 @@ interface ModuleContext {
   imports: CompiledModule["imports"];
 }
 
-type Label = "break" | "continue" | "other";
+/** Wasm block labels: loop/switch targets, plain blocks, and `goto:name` for a label ahead. */
+type Label = "break" | "continue" | "other" | `goto:${string}`;
 
 /** How much fuel one pass over a statement costs: roughly its node count. */
 function weight(n: Node | undefined): number {
@@ -257,12 +260,97 @@ function weight(n: Node | undefined): number {
   return Math.min(w, 1000);
 }
 
+interface CountedLoop {
+  v: Var;
+  bound: Node;
+  inclusive: boolean;
+  step: number;
+}
+
+/** Recognizes `for (...; i < bound; i++)` (or <=, or i += constant) whose trip count is known on
+ * entry: i is a register integer, bound is pure and built from constants and register locals,
+ * and the body assigns neither and cannot leave early (no break or return). Such a loop is
+ * charged once up front instead of metering every iteration. */
+function countedLoop(n: Node): CountedLoop | null {
+  const cond = n.cond;
+  const inc = n.inc;
+  if (!cond || !inc || cond.kind !== "binary" || (cond.op !== "<" && cond.op !== "<=")) return null;
+  let lhs = cond.lhs!;
+  if (lhs.kind === "cast" && isInteger(lhs.ty!)) lhs = lhs.lhs!;
+  if (lhs.kind !== "var" || lhs.v!.global || lhs.v!.inMemory || !isInteger(lhs.ty!)) return null;
+  const v = lhs.v!;
+  let step = 0;
+  if (inc.kind === "incdec" && inc.lhs!.kind === "var" && inc.lhs!.v === v && inc.delta! > 0)
+    step = inc.delta!;
+  else if (
+    inc.kind === "opassign" &&
+    inc.op === "+" &&
+    inc.lhs!.kind === "var" &&
+    inc.lhs!.v === v &&
+    inc.rhs!.kind === "num" &&
+    inc.rhs!.ival !== undefined &&
+    inc.rhs!.ival > 0n &&
+    inc.rhs!.ival < 1n << 30n
+  )
+    step = Number(inc.rhs!.ival);
+  if (step === 0) return null;
+  const boundVars = new Set<Var>();
+  const pure = (e: Node): boolean => {
+    switch (e.kind) {
+      case "num":
+        return true;
+      case "var":
+        if (e.v!.global || e.v!.inMemory || !isInteger(e.ty!)) return false;
+        boundVars.add(e.v!);
+        return true;
+      case "cast":
+        return isInteger(e.ty!) && pure(e.lhs!);
+      case "binary":
+        return (
+          ["+", "-", "*", "<<", ">>", "&", "|"].includes(e.op!) && pure(e.lhs!) && pure(e.rhs!)
+        );
+      default:
+        return false;
+    }
+  };
+  if (!pure(cond.rhs!) || !isInteger(cond.rhs!.ty!)) return null;
+  boundVars.add(v);
+  let ok = true;
+  const scan = (e: Node | undefined, top: boolean): void => {
+    if (!e || !ok) return;
+    if (e.kind === "break" || e.kind === "return" || e.kind === "switch" || e.kind === "goto")
+      ok = false;
+    if (e.kind === "call" && (e.callee === "exit" || e.callee === "main")) ok = false;
+    if (
+      (e.kind === "assign" || e.kind === "opassign" || e.kind === "incdec") &&
+      e.lhs!.kind === "var" &&
+      boundVars.has(e.lhs!.v!)
+    )
+      if (!(top && e === inc)) ok = false;
+    for (const c of [e.lhs, e.rhs, e.cond, e.then, e.els, e.init, e.inc]) scan(c, false);
+    for (const c of e.body ?? []) scan(c, false);
+    for (const c of e.args ?? []) scan(c, false);
+    if (e.initializer) scanInit(e.initializer);
+  };
+  const scanInit = (i: Initializer): void => {
+    scan(i.expr, false);
+    for (const it of i.items ?? []) scanInit(it.init);
+  };
+  scan(n.then, false);
+  scan(inc, true);
+  if (!ok) return null;
+  return { v, bound: cond.rhs!, inclusive: cond.op === "<=", step };
+}
+
 class FunctionGenerator {
   private fb: FuncBuilder;
   private readonly localOf = new Map<number, number>();
   private readonly frameOffset = new Map<number, number>();
   /** Big local arrays: the wasm local holding their heap address. */
   private readonly heapOf = new Map<number, number>();
+  /** Variable-length arrays (their address local is in heapOf, but they live on the stack). */
+  private readonly vlas = new Set<number>();
+  private spSave = -1;
   private frameSize = 0;
   private varargBytes = 0;
   private varargOffset = 0;
@@ -281,7 +369,7 @@ class FunctionGenerator {
     private readonly f: Func,
   ) {
     this.paramBase = isAggregate(f.ty.ret!) ? 1 : 0;
-    this.fb = new FuncBuilder(f.params.length + this.paramBase);
+    this.fb = new FuncBuilder(f.params.length + this.paramBase + (f.ty.variadic ? 1 : 0));
   }
 
   generate(): FuncBuilder {
@@ -290,20 +378,25 @@ class FunctionGenerator {
     f.params.forEach((p, i) => {
       if (!p.inMemory) this.localOf.set(p.id, i + this.paramBase);
     });
+    if (f.varargs) this.localOf.set(f.varargs.id, f.params.length + this.paramBase);
     for (const v of [...f.params, ...f.locals]) {
-      if (v.inMemory && !v.isParam && v.ty.size > LARGE_LOCAL_BYTES) {
+      if (v.ty.vlaCount) {
+        this.heapOf.set(v.id, fb.addLocal("i32"));
+        this.vlas.add(v.id);
+      } else if (v.inMemory && !v.isParam && v.ty.size > LARGE_LOCAL_BYTES) {
         this.heapOf.set(v.id, fb.addLocal("i32"));
       } else if (v.inMemory) {
         const align = Math.max(v.ty.align, 4);
         this.frameSize = Math.ceil(this.frameSize / align) * align;
         this.frameOffset.set(v.id, this.frameSize);
         this.frameSize += Math.max(v.ty.size, 1);
-      } else if (!v.isParam) this.localOf.set(v.id, fb.addLocal(valType(v.ty)));
+      } else if (!v.isParam && v !== f.varargs) this.localOf.set(v.id, fb.addLocal(valType(v.ty)));
     }
     this.frameSize = Math.ceil(this.frameSize / 8) * 8;
     this.varargOffset = this.frameSize;
     this.varargBytes = maxVarargs(f.body!) * 8;
     this.fp = fb.addLocal("i32");
+    if (f.hasVla) this.spSave = fb.addLocal("i32");
     const retTy = f.ty.ret!;
     if (retTy.kind !== "void") this.ret = fb.addLocal(valType(retTy));
 
@@ -329,6 +422,7 @@ class FunctionGenerator {
       fb.op(Op.end);
       fb.globalGet(GLOBAL_DEPTH).i32(1).op(Op.i32_add).globalSet(GLOBAL_DEPTH);
     }
+    if (this.spSave >= 0) fb.globalGet(GLOBAL_SP).localSet(this.spSave);
     if (frame > 0) {
       fb.globalGet(GLOBAL_SP).i32(frame).op(Op.i32_sub).localTee(this.fp).globalSet(GLOBAL_SP);
       fb.localGet(this.fp).i32(this.ctx.opts.stackLow).op(Op.i32_lt_s).blockOp(Op.if);
@@ -351,7 +445,7 @@ class FunctionGenerator {
     }
     for (const v of f.locals) {
       const local = this.heapOf.get(v.id);
-      if (local === undefined) continue;
+      if (local === undefined || this.vlas.has(v.id)) continue;
       fb.i64(BigInt(v.ty.size)).call(this.ctx.funcIndex.get("malloc")!);
       fb.localTee(local).op(Op.i32_eqz).blockOp(Op.if);
       this.trap(TrapCode.stackOverflow, f);
@@ -362,7 +456,9 @@ class FunctionGenerator {
       fb.positions.push(bodyPositions[k]! + shift, bodyPositions[k + 1]!, bodyPositions[k + 2]!);
     for (const b of body) fb.code.push(b);
     if (this.fuelLocal >= 0) this.settleFuel();
-    for (const [, local] of this.heapOf) fb.localGet(local).call(this.ctx.funcIndex.get("free")!);
+    for (const [id, local] of this.heapOf)
+      if (!this.vlas.has(id)) fb.localGet(local).call(this.ctx.funcIndex.get("free")!);
+    if (this.spSave >= 0) fb.localGet(this.spSave).globalSet(GLOBAL_SP);
     if (frame > 0) fb.localGet(this.fp).i32(frame).op(Op.i32_add).globalSet(GLOBAL_SP);
     if (mayRecurse) fb.globalGet(GLOBAL_DEPTH).i32(1).op(Op.i32_sub).globalSet(GLOBAL_DEPTH);
     if (this.ret >= 0) fb.localGet(this.ret);
@@ -395,6 +491,44 @@ class FunctionGenerator {
     fb.globalGet(GLOBAL_FUEL).i32(0).op(Op.i32_lt_s).blockOp(Op.if).call(1).op(Op.end);
     fb.op(Op.end);
   }
+  /** Charges a counted loop's whole cost once, before it starts (see countedLoop). */
+  private chargeCountedLoop(c: CountedLoop, w: number): void {
+    const fb = this.fb;
+    const t = this.tmp("i64");
+    const toI64 = (ty: Type): void => {
+      if (valType(ty) === "i32") fb.op(ty.unsigned ? Op.i64_extend_i32_u : Op.i64_extend_i32_s);
+    };
+    this.expr(c.bound);
+    toI64(c.bound.ty!);
+    fb.localGet(this.localOf.get(c.v.id)!);
+    toI64(c.v.ty);
+    fb.op(Op.i64_sub);
+    if (c.inclusive) fb.i64(1n).op(Op.i64_add);
+    if (c.step > 1)
+      fb.i64(BigInt(c.step - 1))
+        .op(Op.i64_add)
+        .i64(BigInt(c.step))
+        .op(Op.i64_div_s);
+    fb.localTee(t).i64(0n).op(Op.i64_lt_s).blockOp(Op.if).i64(0n).localSet(t).op(Op.end);
+    fb.localGet(t)
+      .i64(BigInt(w))
+      .op(Op.i64_mul)
+      .localTee(t)
+      .i64(1n << 30n)
+      .op(Op.i64_gt_s);
+    fb.blockOp(Op.if);
+    fb.localGet(t).op(Op.f64_convert_i64_s).call(2);
+    fb.op(Op.else);
+    if (this.fuelLocal < 0) this.fuelLocal = fb.addLocal("i32");
+    const m = this.fuelLocal;
+    fb.localGet(m).localGet(t).op(Op.i32_wrap_i64).op(Op.i32_add).localTee(m);
+    fb.i32(LOCAL_FUEL_BATCH).op(Op.i32_gt_s).blockOp(Op.if);
+    this.settleFuel();
+    fb.globalGet(GLOBAL_FUEL).i32(0).op(Op.i32_lt_s).blockOp(Op.if).call(1).op(Op.end);
+    fb.op(Op.end);
+    fb.op(Op.end);
+  }
+
   private settleFuel(): void {
     const m = this.fuelLocal;
     this.fb.globalGet(GLOBAL_FUEL).localGet(m).op(Op.i32_sub).globalSet(GLOBAL_FUEL);
@@ -618,8 +752,23 @@ class FunctionGenerator {
     const fb = this.fb;
     switch (n.kind) {
       case "block":
-        for (const s of n.body!) this.stmt(s);
+        this.blockWithLabels(n.body!);
         return;
+      case "label":
+        this.stmt(n.then!);
+        return;
+      case "goto": {
+        const target = `goto:${n.label}` as const;
+        if (!this.labels.includes(target))
+          throw new CompileError(
+            "syntax",
+            `goto '${n.label}' must jump forward to a label in an enclosing block (backward goto is not supported)`,
+            n.line,
+            n.col,
+          );
+        fb.br(this.depthOf(target));
+        return;
+      }
       case "null":
         return;
       case "exprstmt":
@@ -658,6 +807,9 @@ class FunctionGenerator {
       }
       case "for": {
         if (n.init) this.stmt(n.init);
+        const w = weight(n.then) + weight(n.cond) + weight(n.inc);
+        const counted = countedLoop(n);
+        if (counted) this.chargeCountedLoop(counted, w);
         fb.blockOp(Op.block);
         this.labels.push("break");
         fb.blockOp(Op.loop);
@@ -672,7 +824,7 @@ class FunctionGenerator {
         fb.op(Op.end);
         this.labels.pop();
         if (n.inc) this.discard(n.inc);
-        this.meterLoop(weight(n.then) + weight(n.cond) + weight(n.inc));
+        if (!counted) this.meterLoop(w);
         fb.br(0);
         fb.op(Op.end);
         this.labels.pop();
@@ -718,6 +870,31 @@ class FunctionGenerator {
       default:
         throw new Error(`unexpected statement ${n.kind}`);
     }
+  }
+
+  /** A block whose statements include labels: each label ends a wasm block that starts at the
+   * top of this block, so a forward `goto` anywhere before it is a `br` to that block's end. */
+  private blockWithLabels(stmts: Node[]): void {
+    const fb = this.fb;
+    const labelAt: number[] = [];
+    stmts.forEach((s, i) => {
+      if (s.kind === "label") labelAt.push(i);
+    });
+    if (labelAt.length === 0) {
+      for (const s of stmts) this.stmt(s);
+      return;
+    }
+    for (let k = labelAt.length - 1; k >= 0; k--) {
+      fb.blockOp(Op.block);
+      this.labels.push(`goto:${stmts[labelAt[k]!]!.label}`);
+    }
+    let i = 0;
+    for (let k = 0; k < labelAt.length; k++) {
+      for (; i < labelAt[k]!; i++) this.stmt(stmts[i]!);
+      fb.op(Op.end);
+      this.labels.pop();
+    }
+    for (; i < stmts.length; i++) this.stmt(stmts[i]!);
   }
 
   private switchStmt(n: Node): void {
@@ -775,6 +952,25 @@ class FunctionGenerator {
     const v = n.v!;
     const init = n.initializer;
     const fb = this.fb;
+    if (v.ty.vlaCount) {
+      // Carve the array out of the shadow stack; the function restores sp when it returns.
+      const count = this.localOf.get(v.ty.vlaCount.id)!;
+      const addr = this.heapOf.get(v.id)!;
+      this.expr(n.rhs!);
+      fb.localTee(count).i32(0).op(Op.i32_lt_s);
+      fb.localGet(count)
+        .i32(Math.floor(0x7fffffff / Math.max(v.ty.base!.size, 1)))
+        .op(Op.i32_gt_s);
+      fb.op(Op.i32_or).blockOp(Op.if);
+      this.trap(TrapCode.stackOverflow, n);
+      fb.op(Op.end);
+      fb.globalGet(GLOBAL_SP).localGet(count).i32(v.ty.base!.size).op(Op.i32_mul).op(Op.i32_sub);
+      fb.i32(-16).op(Op.i32_and).localTee(addr).globalSet(GLOBAL_SP);
+      fb.localGet(addr).i32(this.ctx.opts.stackLow).op(Op.i32_lt_s).blockOp(Op.if);
+      this.trap(TrapCode.stackOverflow, n);
+      fb.op(Op.end);
+      return;
+    }
     if (!v.inMemory && !v.global) {
       if (init) {
         this.expr(init.expr!);
@@ -1255,7 +1451,9 @@ class FunctionGenerator {
       const user = this.ctx.opts.funcs.get(name);
       if (user && user.body) {
         this.structResultBuffer(user.ty);
-        for (const a of args) this.expr(a);
+        const nFixed = user.ty.params!.length;
+        for (const a of args.slice(0, nFixed)) this.expr(a);
+        if (user.ty.variadic) this.varargs(args.slice(nFixed));
         fb.call(this.ctx.funcIndex.get(name)!);
         if (user.ty.ret!.kind === "void" && n.ty!.kind !== "void") fb.i32(0);
         return;
@@ -1276,28 +1474,7 @@ class FunctionGenerator {
           this.expr(a);
           this.hostArg(a.ty!);
         }
-        const temps = extra.map((a) => {
-          this.expr(a);
-          const vt = valType(a.ty!.kind === "array" || a.ty!.kind === "func" ? T.uint : a.ty!);
-          const tmp = this.tmp(vt);
-          fb.localSet(tmp);
-          return { tmp, ty: a.ty!, vt };
-        });
-        this.varargBytes = Math.max(this.varargBytes, temps.length * 8);
-        temps.forEach(({ tmp, ty, vt }, i) => {
-          fb.localGet(this.fp);
-          fb.localGet(tmp);
-          if (vt === "i32")
-            fb.op(
-              ty.unsigned || ty.kind === "ptr" || ty.kind === "array"
-                ? Op.i64_extend_i32_u
-                : Op.i64_extend_i32_s,
-            );
-          if (vt === "f64") fb.mem(Op.f64_store, 3, this.varargOffset + i * 8);
-          else fb.mem(Op.i64_store, 3, this.varargOffset + i * 8);
-        });
-        fb.localGet(this.fp);
-        if (this.varargOffset) fb.i32(this.varargOffset).op(Op.i32_add);
+        this.varargs(extra);
       } else {
         for (const a of args) {
           this.expr(a);
@@ -1313,7 +1490,8 @@ class FunctionGenerator {
     // Through a function pointer.
     const fty = n.fnTy!;
     this.structResultBuffer(fty);
-    for (const a of args) this.expr(a);
+    for (const a of args.slice(0, fty.params!.length)) this.expr(a);
+    if (fty.variadic) this.varargs(args.slice(fty.params!.length));
     this.expr(n.lhs!);
     fb.op(Op.call_indirect);
     fb.u32(this.ctx.types.indexOf(userSig(fty)));
@@ -1329,6 +1507,34 @@ class FunctionGenerator {
     const off = this.varargOffset + this.varargBytes + this.tempBytes;
     this.tempBytes += ret.size;
     this.fb.localGet(this.fp).i32(off).op(Op.i32_add);
+  }
+
+  /** Lays out variadic arguments in the frame's 8-byte slots and pushes the area's address.
+   * Every argument is evaluated before any slot is written (they may be variadic calls too). */
+  private varargs(extra: Node[]): void {
+    const fb = this.fb;
+    const temps = extra.map((a) => {
+      this.expr(a);
+      const vt = valType(a.ty!.kind === "array" || a.ty!.kind === "func" ? T.uint : a.ty!);
+      const tmp = this.tmp(vt);
+      fb.localSet(tmp);
+      return { tmp, ty: a.ty!, vt };
+    });
+    this.varargBytes = Math.max(this.varargBytes, temps.length * 8);
+    temps.forEach(({ tmp, ty, vt }, i) => {
+      fb.localGet(this.fp);
+      fb.localGet(tmp);
+      if (vt === "i32")
+        fb.op(
+          ty.unsigned || ty.kind === "ptr" || ty.kind === "array"
+            ? Op.i64_extend_i32_u
+            : Op.i64_extend_i32_s,
+        );
+      if (vt === "f64") fb.mem(Op.f64_store, 3, this.varargOffset + i * 8);
+      else fb.mem(Op.i64_store, 3, this.varargOffset + i * 8);
+    });
+    fb.localGet(this.fp);
+    if (this.varargOffset) fb.i32(this.varargOffset).op(Op.i32_add);
   }
 
   private hostArg(t: Type): void {

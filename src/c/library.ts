@@ -36,6 +36,9 @@ export const HOST_DECLARATIONS = `
 int printf(const char *fmt, ...);
 int sprintf(char *buf, const char *fmt, ...);
 int snprintf(char *buf, unsigned long n, const char *fmt, ...);
+int vprintf(const char *fmt, char *ap);
+int vsprintf(char *buf, const char *fmt, char *ap);
+int vsnprintf(char *buf, unsigned long n, const char *fmt, char *ap);
 int puts(const char *s);
 int putchar(int c);
 int getchar(void);
@@ -132,7 +135,14 @@ void *malloc(unsigned long n) {
   unsigned end = p + size;
   if (end < p) return 0;
   unsigned have = (unsigned)__memory_size() * 65536u;
-  if (end > have && __memory_grow((int)((end - have + 65535u) / 65536u)) < 0) return 0;
+  if (end > have) {
+    /* Grow by a quarter at least, so a million small mallocs cost a few dozen grows. */
+    int need = (int)((end - have + 65535u) / 65536u);
+    int step = __memory_size() / 4;
+    if (step < 16) step = 16;
+    if (need >= step || __memory_grow(step) < 0)
+      if (__memory_grow(need) < 0) return 0;
+  }
   h[0] = end;
   b = (unsigned *)p; b[0] = size; h[1] += size;
   return b + 2;
@@ -222,6 +232,10 @@ void *memchr(const void *s, int c, unsigned long n) {
   for (int i = 0; i < (int)n; i++) if (p[i] == (unsigned char)c) return (void *)(p + i);
   return 0;
 }
+int isnan(double x) { return x != x; }
+int isinf(double x) { return x == 1.0 / 0.0 || x == -1.0 / 0.0; }
+int isfinite(double x) { return x == x && !isinf(x); }
+int signbit(double x) { union { double d; unsigned long u; } v; v.d = x; return (int)(v.u >> 63); }
 int isdigit(int c) { return c >= '0' && c <= '9'; }
 int isalpha(int c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
 int isalnum(int c) { return isdigit(c) || isalpha(c); }

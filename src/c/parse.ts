@@ -94,6 +94,8 @@ const BUILTIN_TYPEDEFS: [string, Type][] = [
   ["int64_t", T.long],
   ["uint64_t", T.ulong],
   ["FILE", T.void],
+  ["va_list", pointerTo(T.char)],
+  ["__builtin_va_list", pointerTo(T.char)],
 ];
 
 export const ENTRY_NAME = "__entry";
@@ -480,17 +482,21 @@ class Parser {
   }
 
   private topLevelStatement(): void {
+    this.hasStatements = true;
     const entry = this.ensureEntry(this.tok);
     const saved = this.fn;
     this.fn = entry;
+    this.scopes.push(this.entryScope);
     this.enter();
     // A bare expression at the very end is the block's value: `847*293`.
     const start = this.pos;
-    if (!this.isStatementKeyword() && !this.is("{")) {
+    const isLabel = this.tok.kind === "ident" && this.peek().text === ":";
+    if (!this.isStatementKeyword() && !this.is("{") && !isLabel) {
       const e = this.expr();
       if (this.tok.kind === "eof") {
         this.entryStmts.push(this.makeReturn(e, e));
         this.leave();
+        this.scopes.pop();
         this.fn = saved;
         return;
       }
@@ -498,6 +504,7 @@ class Parser {
     }
     const s = this.stmt();
     this.leave();
+    this.scopes.pop();
     this.fn = saved;
     // Locals declared in nested scopes of the entry are plain locals of the entry function.
     this.entryStmts.push(s);
@@ -522,10 +529,31 @@ class Parser {
     );
   }
 
+  private hasStatements = false;
+  /** Locals of the entry that live across top-level statements (variable-length arrays). */
+  private readonly entryScope: Scope = { vars: new Map(), tags: new Map() };
+
   private finishEntry(): void {
     const entry = this.entry!;
     const stmts = this.entryStmts;
     this.fn = entry;
+    // Only initializers of globals ran here: a program with main() still runs main after them.
+    const main = this.g.funcs.get("main");
+    if (!this.hasStatements && main?.body && this.defined.includes(main)) {
+      const call = this.node("call", main, {
+        callee: "main",
+        args: [],
+        fnTy: main.ty,
+        ty: main.ty.ret,
+      });
+      call.args = main.ty.params!.map((p) => this.cast(this.num(0, T.int, main), p));
+      this.noteRef("main", main);
+      stmts.push(
+        main.ty.ret!.kind === "void"
+          ? this.node("exprstmt", main, { lhs: call })
+          : this.makeReturn(call, main),
+      );
+    }
     // With no `return`, the value of a trailing expression statement is the block's value.
     if (!this.entryRet) {
       const last = stmts[stmts.length - 1];
@@ -538,6 +566,9 @@ class Parser {
         stmts[stmts.length - 1] = this.makeReturn(last.lhs!, last);
       }
     }
+    for (const g of entry.gotos ?? [])
+      if (!entry.labels?.has(g.text))
+        throw syntaxError(`label '${g.text}' used but not defined`, g);
     entry.ty = funcType(this.entryRet ?? T.void, []);
     entry.body = this.node("block", entry, { body: stmts });
     this.fn = null;
@@ -628,7 +659,10 @@ class Parser {
       v.isParam = true;
       return v;
     });
+    f.varargs = ty.variadic ? this.newLocal("__va_area", pointerTo(T.char), name) : undefined;
     f.body = this.compoundStmt();
+    for (const g of f.gotos ?? [])
+      if (!f.labels?.has(g.text)) throw syntaxError(`label '${g.text}' used but not defined`, g);
     this.leave();
     this.fn = savedFn;
     if (!this.defined.includes(f)) this.defined.push(f);
@@ -673,6 +707,29 @@ class Parser {
   }
 
   private globalVariable(ty: Type, name: Token, spec: DeclSpec): void {
+    if (ty.vlaLen) {
+      // `int a[n];` among top-level statements: a local array of the entry.
+      const entry = this.ensureEntry(name);
+      const saved = this.fn;
+      this.fn = entry;
+      this.scopes.push(this.entryScope);
+      const v = this.newLocal(name.text, ty, name);
+      const count = this.newLocal(`__count_${name.text}`, T.int, name);
+      v.ty = { ...ty, vlaCount: count };
+      entry.hasVla = true;
+      this.entryStmts.push(
+        this.node("decl", name, {
+          v,
+          lhs: this.node("var", name, { v, ty: v.ty }),
+          rhs: ty.vlaLen,
+        }),
+      );
+      this.scopes.pop();
+      this.fn = saved;
+      if (this.is("="))
+        throw typeError("a variable-length array cannot have an initializer", this.tok);
+      return;
+    }
     if (spec.isExtern && !this.is("=")) {
       if (!this.g.vars.has(name.text))
         this.g.vars.set(name.text, this.newGlobal(name.text, ty, name));
@@ -1044,15 +1101,26 @@ class Parser {
     if (this.consume("(")) return this.funcParams(ty);
     if (this.consume("[")) {
       let len = -1;
+      let vlaLen: Node | undefined;
+      const at = this.tok;
       if (!this.is("]")) {
-        const at = this.tok;
-        const n = this.constInt();
-        if (n < 0n) throw typeError("array size is negative", at);
-        len = Number(n);
+        const e = this.conditional();
+        if (e.kind === "num") {
+          const n = e.ival !== undefined ? BigInt.asIntN(64, e.ival) : BigInt(Math.trunc(e.fval!));
+          if (n < 0n) throw typeError("array size is negative", at);
+          len = Number(n);
+        } else {
+          // A variable-length array: only as a local, sized when its declaration runs.
+          if (!isInteger(e.ty!)) throw typeError("array size is not an integer", at);
+          vlaLen = this.cast(e, T.int);
+        }
       }
       this.expect("]");
       const inner = this.typeSuffix(ty);
       if (inner.kind === "void") throw typeError("array of void", this.tok);
+      if (inner.vlaLen)
+        throw typeError("multi-dimensional variable-length arrays are not supported", at);
+      if (vlaLen) return { ...arrayOf(inner, 0), vlaLen };
       return arrayOf(inner, len);
     }
     return ty;
@@ -1136,7 +1204,7 @@ class Parser {
         }
         if (ty.len! >= 0 && i >= ty.len!)
           throw typeError("too many elements in array initializer", this.tok);
-        items.push({ offset: i * ty.base!.size, init: this.initializer(ty.base!) });
+        items.push({ offset: i * ty.base!.size, init: this.elementInit(ty.base!) });
         i++;
         max = Math.max(max, i);
         if (!this.consume(",")) {
@@ -1167,7 +1235,7 @@ class Parser {
         }
         const m = members[k];
         if (!m) throw typeError("too many elements in struct initializer", this.tok);
-        items.push({ offset: m.offset, init: this.initializer(m.ty) });
+        items.push({ offset: m.offset, init: this.elementInit(m.ty) });
         k++;
         if (ty.kind === "union") k = members.length;
         if (!this.consume(",")) {
@@ -1186,6 +1254,43 @@ class Parser {
     }
     const e = this.assign();
     return { ty, expr: this.assignConvert(e, ty, at) };
+  }
+
+  /** An element of a braced list: an aggregate element may leave out its own braces
+   * (`int m[3][3] = {0}`, `struct P ps[2] = {1, 2, 3, 4}`). */
+  private elementInit(ty: Type): Initializer {
+    const aggregate = ty.kind === "array" || isAggregate(ty);
+    const stringForChars = ty.kind === "array" && ty.base!.size === 1 && this.tok.kind === "str";
+    if (!aggregate || this.is("{") || stringForChars) return this.initializer(ty);
+    // A struct-typed expression (e.g. another variable) initializes the whole member.
+    if (isAggregate(ty) && !this.is("{")) {
+      const save = this.pos;
+      try {
+        const e = this.assign();
+        if (isAggregate(e.ty!) && sameType(e.ty!, ty)) return { ty, expr: e };
+      } catch {
+        /* not an expression of that struct type: read it brace-less below */
+      }
+      this.pos = save;
+    }
+    const items: { offset: number; init: Initializer }[] = [];
+    const slots: { offset: number; ty: Type }[] =
+      ty.kind === "array"
+        ? Array.from({ length: Math.max(ty.len!, 0) }, (_, i) => ({
+            offset: i * ty.base!.size,
+            ty: ty.base!,
+          }))
+        : (ty.members ?? [])
+            .slice(0, ty.kind === "union" ? 1 : undefined)
+            .map((m) => ({ offset: m.offset, ty: m.ty }));
+    for (let i = 0; i < slots.length && !this.is("}"); i++) {
+      if (i > 0) {
+        if (!this.is(",") || this.peek().text === "}") break;
+        this.pos++;
+      }
+      items.push({ offset: slots[i]!.offset, init: this.elementInit(slots[i]!.ty) });
+    }
+    return { ty, items };
   }
 
   /** Converts a value for assignment to `ty`, rejecting what C rejects. */
@@ -1248,6 +1353,19 @@ class Parser {
           throw typeError(`variable '${name.text}' has incomplete type '${typeName(ty)}'`, name);
         // The name is in scope inside its own initializer (`Node *n = malloc(sizeof *n)`).
         const v = this.newLocal(name.text, ty, name);
+        if (ty.vlaLen) {
+          if (this.is("="))
+            throw typeError("a variable-length array cannot have an initializer", this.tok);
+          const count = this.newLocal(`__count_${name.text}`, T.int, name);
+          v.ty = ty = { ...ty, vlaCount: count };
+          const ref = this.node("var", name, { v, ty });
+          out.push(this.node("decl", name, { v, lhs: ref, rhs: ty.vlaLen }));
+          this.fn!.hasVla = true;
+          if (this.consume(";")) return out;
+          if (!this.is(",")) this.expectSemi();
+          this.expect(",");
+          continue;
+        }
         let init: Initializer | undefined;
         if (this.consume("=")) {
           init = this.initializer(ty);
@@ -1409,12 +1527,24 @@ class Parser {
           if (this.continueDepth === 0) throw syntaxError("'continue' outside of a loop", t);
           this.expectSemi();
           return this.node("continue", t);
-        case "goto":
-          throw syntaxError("goto is not supported", t);
+        case "goto": {
+          this.pos++;
+          const target = this.ident();
+          this.expectSemi();
+          this.fn?.gotos?.push(target) ?? (this.fn!.gotos = [target]);
+          return this.node("goto", t, { label: target.text });
+        }
       }
     }
-    if (t.kind === "ident" && this.peek().text === ":")
-      throw syntaxError("labels and goto are not supported", t);
+    if (t.kind === "ident" && this.peek().text === ":") {
+      this.pos += 2;
+      const f = this.fn!;
+      f.labels ??= new Set();
+      if (f.labels.has(t.text)) throw syntaxError(`duplicate label '${t.text}'`, t);
+      f.labels.add(t.text);
+      const then = this.is("}") ? this.node("null", t) : this.stmt();
+      return this.node("label", t, { label: t.text, then });
+    }
     if (this.is("{")) return this.compoundStmt();
     if (this.consume(";")) return this.node("null", t);
     const e = this.expr();
@@ -1693,6 +1823,12 @@ class Parser {
         return this.num(ty.size, T.ulong, t);
       }
       const e = this.unary();
+      const count = e.ty!.vlaCount;
+      if (count) {
+        const n = this.cast(this.node("var", t, { v: count, ty: count.ty }), T.ulong);
+        const elem = this.num(e.ty!.base!.size, T.ulong, t);
+        return this.node("binary", t, { op: "*", lhs: n, rhs: elem, ty: T.ulong, opTy: T.ulong });
+      }
       const size = e.ty!.kind === "func" ? 1 : e.ty!.size;
       return this.num(size, T.ulong, t);
     }
@@ -1866,6 +2002,57 @@ class Parser {
     }
   }
 
+  // stdarg = "va_start" "(" unary "," ident ")" | "va_arg" "(" unary "," type-name ")"
+  //        | "va_end" "(" unary ")" | "va_copy" "(" unary "," unary ")"
+  // Variadic arguments sit in 8-byte slots (integers widened, floats as double) behind a
+  // pointer the caller passes as a hidden last parameter; va_list walks that area.
+  private stdarg(t: Token): Node {
+    this.pos++;
+    this.expect("(");
+    const ap = this.assign();
+    let r: Node;
+    if (t.text === "va_start") {
+      this.expect(",");
+      this.assign();
+      const area = this.fn?.varargs;
+      if (!area) throw typeError("va_start used in a function without '...'", t);
+      this.checkLvalue(ap, t);
+      r = this.node("assign", t, {
+        lhs: ap,
+        rhs: this.cast(this.node("var", t, { v: area, ty: area.ty }), ap.ty!),
+        ty: ap.ty,
+      });
+    } else if (t.text === "va_arg") {
+      this.expect(",");
+      const ty = this.typeName();
+      this.checkLvalue(ap, t);
+      if (ap.ty!.kind !== "ptr") throw typeError("va_arg needs a va_list", t);
+      // *(ty *)((ap += 8) - 8)
+      const bump = this.node("opassign", t, {
+        op: "+",
+        lhs: ap,
+        rhs: this.num(8, T.int, t),
+        ty: ap.ty,
+        opTy: T.int,
+      });
+      const back = this.node("binary", t, {
+        op: "-",
+        lhs: bump,
+        rhs: this.num(8, T.int, t),
+        ty: ap.ty,
+        opTy: T.int,
+      });
+      r = this.deref(this.cast(back, pointerTo(ty)), t);
+    } else if (t.text === "va_copy") {
+      this.expect(",");
+      const src = this.assign();
+      this.checkLvalue(ap, t);
+      r = this.node("assign", t, { lhs: ap, rhs: this.cast(src, ap.ty!), ty: ap.ty });
+    } else r = this.node("cast", t, { lhs: ap, ty: T.void });
+    this.expect(")");
+    return r;
+  }
+
   // primary = "(" expr ")" | ident | str | num
   private primary(): Node {
     const t = this.tok;
@@ -1895,6 +2082,8 @@ class Parser {
       this.host.write(addr, Uint8Array.from(bytes));
       return this.node("str", t, { bytes, addr, ty: arrayOf(T.char, bytes.length) });
     }
+    if (t.kind === "ident" && /^va_(start|arg|end|copy)$/.test(t.text) && !this.lookup(t.text))
+      return this.stdarg(t);
     if (t.kind === "ident") {
       this.pos++;
       const s = this.lookup(t.text);

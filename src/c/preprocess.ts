@@ -233,6 +233,14 @@ class Preprocessor {
     const out: Token[] = [];
     while (stack.length > 0) {
       const t = stack.pop()!;
+      if (t.text === "__LINE__" && !this.macros.has("__LINE__")) {
+        out.push({ ...t, kind: "num", text: String(t.line), ival: BigInt(t.line), numType: "int" });
+        continue;
+      }
+      if (t.text === "__FILE__" && !this.macros.has("__FILE__")) {
+        out.push({ ...t, kind: "str", text: '"<input>"', bytes: [...Buffer.from("<input>")] });
+        continue;
+      }
       const m = t.kind === "ident" || t.kind === "keyword" ? this.macros.get(t.text) : undefined;
       if (!m || t.hideset?.has(t.text)) {
         out.push(t);

@@ -44,6 +44,9 @@ export interface Type {
   variadic?: boolean;
   /** func: parameter names as written (for definitions). */
   paramNames?: { text: string; line: number; col: number }[];
+  /** Variable-length array: its length expression, and the hidden local holding the count. */
+  vlaLen?: import("./ast.js").Node;
+  vlaCount?: import("./ast.js").Var;
   /** Name given by the typedef or spelling, used in messages ("int", "char *"). */
   name?: string;
 }

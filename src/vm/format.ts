@@ -29,15 +29,48 @@ function fixExponent(s: string): string {
   return s.replace(/e([+-])(\d)$/, "e$10$2");
 }
 
+/** toFixed, except that exact ties round to even as glibc does (toFixed rounds them up). */
 function roundHalfEvenFixed(v: number, prec: number): string {
-  let s = v.toFixed(prec);
-  // toFixed rounds exact ties away from zero; glibc rounds them to even.
-  if (prec === 0 && Math.abs(v) % 1 === 0.5) {
-    const r = Math.round(v);
-    const even = r % 2 === 0 ? r : r - Math.sign(v);
-    s = String(Math.abs(even) === 0 ? 0 : Math.abs(even));
-  }
-  return s;
+  const s = v.toFixed(prec);
+  if (prec + 25 > 100) return s;
+  // The exact binary value, far enough to see whether the dropped part is exactly one half.
+  const exact = v.toFixed(Math.min(100, prec + 25));
+  const dot = exact.indexOf(".");
+  const cut = prec === 0 ? dot : dot + 1 + prec;
+  const dropped = exact.slice(prec === 0 ? dot + 1 : cut);
+  if (!/^50*$/.test(dropped)) return s;
+  const kept = exact.slice(0, cut);
+  const lastDigit = Number(kept.replace(".", "").slice(-1));
+  if (lastDigit % 2 === 1) return s; // rounding up makes it even
+  return kept.endsWith(".") ? kept.slice(0, -1) : kept;
+}
+
+/** The exact significant decimal digits of a non-negative double and its decimal exponent, when
+ * they fit in what toFixed can show; null otherwise. */
+function exactDigits(a: number): { digits: string; exp: number } | null {
+  if (a === 0 || !Number.isFinite(a)) return null;
+  let text: string;
+  if (a >= 1e21) text = BigInt(a).toString();
+  else if (a >= 1e-80) text = a.toFixed(100);
+  else return null;
+  const [int = "", frac = ""] = text.split(".");
+  const all = (int + frac).replace(/^0+/, "");
+  const exp =
+    int.replace(/^0+/, "").length > 0
+      ? int.replace(/^0+/, "").length - 1
+      : -(frac.length - frac.replace(/^0+/, "").length) - 1;
+  return { digits: all.replace(/0+$/, ""), exp };
+}
+
+/** toExponential, except that exact ties round to even as glibc does. */
+function toExponentialEven(a: number, prec: number): string {
+  const s = a.toExponential(prec);
+  const ex = exactDigits(a);
+  if (!ex || ex.digits.length !== prec + 2 || ex.digits[prec + 1] !== "5") return s;
+  if (Number(ex.digits[prec]) % 2 === 1) return s;
+  const kept = ex.digits.slice(0, prec + 1);
+  const mant = prec > 0 ? `${kept[0]}.${kept.slice(1)}` : kept;
+  return `${mant}e${ex.exp >= 0 ? "+" : "-"}${Math.abs(ex.exp)}`;
 }
 
 function formatFixed(v: number, prec: number): string {
@@ -63,14 +96,16 @@ function formatFloat(v: number, spec: Spec): { body: string; sign: string } {
       if (spec.alt && prec === 0) body += ".";
       break;
     case "e":
-      body = fixExponent(a.toExponential(Math.min(prec, 100)));
+      body = toExponentialEven(a, Math.min(prec, 100));
+      if (spec.alt && prec === 0) body = body.replace("e", ".e");
+      body = fixExponent(body);
       break;
     default: {
       // %g: pick %e or %f by the exponent, then drop trailing zeros unless '#'.
       const p = prec === 0 ? 1 : prec;
-      const exp = a === 0 ? 0 : Number(a.toExponential(Math.min(p - 1, 100)).split("e")[1]);
+      const exp = a === 0 ? 0 : Number(toExponentialEven(a, Math.min(p - 1, 100)).split("e")[1]);
       if (exp < -4 || exp >= p) {
-        body = a.toExponential(Math.min(p - 1, 100));
+        body = toExponentialEven(a, Math.min(p - 1, 100));
         if (!spec.alt) body = body.replace(/\.?0+e/, "e");
         body = fixExponent(body);
       } else {

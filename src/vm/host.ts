@@ -44,6 +44,8 @@ export interface HostState {
   mem: VmMemory;
   out: OutputBuffer;
   rngState: number;
+  /** Bills host-side work (bytes formatted) against the instruction budget and the clock. */
+  charge(units: number): void;
 }
 
 /** The `host` import namespace; the module imports only the entries it uses. */
@@ -60,21 +62,44 @@ export function hostLibrary(st: HostState): Record<string, (...a: number[]) => n
   return {
     printf(fmt, args) {
       const bytes = formatPrintf(mem, fmt!, args!);
+      st.charge(bytes.length);
       st.out.write(bytes);
       return bytes.length;
     },
     sprintf(buf, fmt, args) {
       const bytes = formatPrintf(mem, fmt!, args!);
+      st.charge(bytes.length);
       writeFormatted(buf!, bytes.length + 1, bytes);
       return bytes.length;
     },
     snprintf(buf, n, fmt, args) {
       const bytes = formatPrintf(mem, fmt!, args!);
+      st.charge(bytes.length);
+      writeFormatted(buf!, Math.min(n!, 1 << 30), bytes);
+      return bytes.length;
+    },
+    vprintf(fmt, ap) {
+      const bytes = formatPrintf(mem, fmt!, ap!);
+      st.charge(bytes.length);
+      st.out.write(bytes);
+      return bytes.length;
+    },
+    vsprintf(buf, fmt, ap) {
+      const bytes = formatPrintf(mem, fmt!, ap!);
+      st.charge(bytes.length);
+      writeFormatted(buf!, bytes.length + 1, bytes);
+      return bytes.length;
+    },
+    vsnprintf(buf, n, fmt, ap) {
+      const bytes = formatPrintf(mem, fmt!, ap!);
+      st.charge(bytes.length);
       writeFormatted(buf!, Math.min(n!, 1 << 30), bytes);
       return bytes.length;
     },
     puts(s) {
-      st.out.write(mem.readCBytes(s!));
+      const bytes = mem.readCBytes(s!);
+      st.charge(bytes.length);
+      st.out.write(bytes);
       st.out.write([10]);
       return 1;
     },

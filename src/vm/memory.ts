@@ -67,20 +67,27 @@ export class VmMemory {
     const have = this.wasm.buffer.byteLength;
     if (end <= have) return true;
     if (end > this.limitBytes) return false;
-    try {
-      this.wasm.grow(Math.ceil((end - have) / PAGE));
-      this.refresh();
-      return true;
-    } catch {
-      return false;
+    const need = Math.ceil((end - have) / PAGE);
+    // Grow by a quarter at least (as the C allocator does): growing can copy the whole memory.
+    const step = Math.max(need, Math.floor(have / PAGE / 4), 16);
+    for (const pages of step > need ? [step, need] : [need]) {
+      try {
+        this.wasm.grow(pages);
+        this.refresh();
+        return true;
+      } catch {
+        /* try the exact amount */
+      }
     }
+    return false;
   }
 
   /** Permanent storage for globals and string literals, carved from the top of the heap (the
    * C allocator shares the same top pointer); 0 when memory is exhausted. */
   allocStatic(n: number, align = 8): number {
     if (!(n >= 0) || n > this.limitBytes) return 0;
-    const top = this.state(HEAP_TOP);
+    // The state lives in program-writable memory; never place data below the heap.
+    const top = Math.max(this.state(HEAP_TOP), this.heapStart);
     const p = roundUp(top + 8, Math.max(align, 8));
     const end = roundUp(p + Math.max(n, 1), 8);
     if (end > this.limitBytes || !this.ensure(end)) return 0;

@@ -3,10 +3,10 @@
 // (REPL semantics). Every failure — compile error, trap, limit, host exception — becomes a
 // VmFailure; nothing a program does escapes as an exception.
 import v8 from "node:v8";
-import { GlobalScope, type Func } from "../c/ast.js";
+import { GlobalScope } from "../c/ast.js";
 import { TrapCode, generateModule, type CompiledModule } from "../c/codegen.js";
 import { CompileError } from "../c/errors.js";
-import { C_LIBRARY, HOST_DECLARATIONS, HOST_FUNCTIONS, INLINE_FUNCTIONS } from "../c/library.js";
+import { C_LIBRARY, HOST_DECLARATIONS } from "../c/library.js";
 import { ENTRY_NAME, parse, type ParseHost } from "../c/parse.js";
 import { preprocess } from "../c/preprocess.js";
 import { tokenize } from "../c/tokenize.js";
@@ -16,7 +16,7 @@ import { IntrinsicRegistry, KNOWN_INTRINSICS, makeIntrinsicContext } from "./int
 import { resolveLimits, type VmLimits, type VmProfileName } from "./limits.js";
 import { VmMemory } from "./memory.js";
 import type { VmError, VmErrorKind, VmOutcome, VmStats, VmValue } from "./result.js";
-import { Wasm, type WasmGlobal, type WasmInstance, type WasmTable } from "./wasm-api.js";
+import { Wasm, type WasmGlobal, type WasmInstance } from "./wasm-api.js";
 
 export interface VmOptions {
   profile?: VmProfileName;
@@ -95,6 +95,7 @@ export class VmSession {
   >();
   // per-run metering state
   private granted = 0;
+  private charged = 0;
   private deadline = 0;
   private fuel: WasmGlobal | null = null;
 
@@ -114,7 +115,12 @@ export class VmSession {
       isParam: false,
       id: -1,
     });
-    this.host = { mem: this.mem, out: new OutputBuffer(this.limits.maxOutputBytes), rngState: 1 };
+    this.host = {
+      mem: this.mem,
+      out: new OutputBuffer(this.limits.maxOutputBytes),
+      rngState: 1,
+      charge: (units) => this.charge(units),
+    };
   }
 
   /** The persistent `memory[]` ints (a fresh view each time: growth can move the buffer). */
@@ -177,7 +183,7 @@ export class VmSession {
     }
     const fty = compiled.exports.get(root)!;
     const args = root === "main" ? fty.params!.map((p) => defaultArg(p)) : [];
-    return this.execute(compiled, instance, root, fty, args, stats, root === "main");
+    return this.execute(compiled, instance, root, fty, args, stats);
   }
 
   /** Calls a function defined by an earlier block (hooks call fn(step) before every token). */
@@ -216,7 +222,7 @@ export class VmSession {
         stats,
       );
     const converted = args.map((a, i) => toWasmArg(a, params[i]!));
-    return this.execute(cached.compiled, cached.instance, name, cached.ty, converted, stats, false);
+    return this.execute(cached.compiled, cached.instance, name, cached.ty, converted, stats);
   }
 
   private compile(scope: GlobalScope, roots: string[]): CompiledModule {
@@ -250,6 +256,7 @@ export class VmSession {
         throw trapFor(code, line, col, this.limits.maxCallDepth);
       },
       refuel: () => this.refuel(),
+      charge: (units: number) => this.charge(units),
     };
     const hostNs: Record<string, unknown> = {};
     const intrinsicNs: Record<string, unknown> = {};
@@ -281,16 +288,26 @@ export class VmSession {
     });
   }
 
+  /** A counted loop pays for all its iterations at once. */
+  private charge(units: number): void {
+    this.charged += units;
+    const used = this.granted - this.fuel!.value + this.charged;
+    if (used >= this.limits.maxInstructions)
+      throw new VmTrap("limit", "instruction limit exceeded", 0, 0);
+    if (units > 1000 && now() > this.deadline)
+      throw new VmTrap("limit", `time limit exceeded (${this.limits.wallClockMs} ms)`, 0, 0);
+  }
+
   private refuel(): void {
     const fuel = this.fuel!;
-    const used = this.granted - fuel.value;
+    const used = this.granted - fuel.value + this.charged;
     if (used >= this.limits.maxInstructions)
       throw new VmTrap("limit", "instruction limit exceeded", 0, 0);
     if (now() > this.deadline)
       throw new VmTrap("limit", `time limit exceeded (${this.limits.wallClockMs} ms)`, 0, 0);
     const chunk = Math.min(FUEL_CHUNK, this.limits.maxInstructions - used);
     fuel.value = chunk;
-    this.granted = used + chunk;
+    this.granted = used - this.charged + chunk;
   }
 
   private execute(
@@ -300,7 +317,6 @@ export class VmSession {
     fty: Type,
     args: Array<number | bigint>,
     stats: VmStats,
-    isMain: boolean,
   ): VmOutcome {
     const ex = instance.exports;
     const sp = ex["sp"] as WasmGlobal;
@@ -311,6 +327,7 @@ export class VmSession {
     const chunk = Math.min(FUEL_CHUNK, this.limits.maxInstructions);
     this.fuel.value = chunk;
     this.granted = chunk;
+    this.charged = 0;
     this.host.out = new OutputBuffer(this.limits.maxOutputBytes);
     const t0 = now();
     this.deadline = t0 + this.limits.wallClockMs;
@@ -331,11 +348,10 @@ export class VmSession {
       }
     }
     stats.runMs = now() - t0;
-    stats.instructions = Math.max(0, this.granted - this.fuel.value);
+    stats.instructions = Math.max(0, this.granted - this.fuel.value + this.charged);
     if (error) return this.failure(error, this.host.out.text(), stats);
     if (exitCode !== null)
       return this.finish(stats, { ok: true, value: { ctype: "int", value: exitCode } });
-    void isMain;
     return this.finish(stats, { ok: true, value: this.toValue(result, fty.ret!) });
   }
 
@@ -381,6 +397,25 @@ export class VmSession {
  * on the next call, and a program's hot loop usually runs inside a single call of main. For
  * the small modules the VM emits, optimizing compilation costs about the same. */
 function compileOptimized(bytes: Uint8Array): object {
+  // Identical bytes (the same block again, a hook recompiled after an unrelated change) reuse
+  // the compiled module; instances are still fresh, and memory is bound at instantiation.
+  const key = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("base64");
+  const hit = moduleCache.get(key);
+  if (hit) {
+    moduleCache.delete(key);
+    moduleCache.set(key, hit);
+    return hit;
+  }
+  const module = compileUncached(bytes);
+  moduleCache.set(key, module);
+  if (moduleCache.size > MODULE_CACHE_SIZE) moduleCache.delete(moduleCache.keys().next().value!);
+  return module;
+}
+
+const MODULE_CACHE_SIZE = 64;
+const moduleCache = new Map<string, object>();
+
+function compileUncached(bytes: Uint8Array): object {
   let toggled = false;
   try {
     v8.setFlagsFromString("--no-liftoff");
@@ -483,7 +518,6 @@ function toVmError(e: unknown, fallback: VmErrorKind): VmError {
     };
   if (e instanceof RangeError && /Array buffer allocation|Out of memory/i.test(msg))
     return { kind: "limit", message: "out of memory", line: 0, column: 0 };
-  if (process.env.RUFFIAN_DEBUG) console.error(e);
   return {
     kind: fallback === "syntax" ? "runtime" : fallback,
     message: `internal error: ${msg}`,
@@ -508,6 +542,3 @@ export function runC(source: string, options?: VmOptions): VmOutcome {
   }
   return session.run(source);
 }
-
-export type { Func, WasmTable };
-export { INLINE_FUNCTIONS, HOST_FUNCTIONS };

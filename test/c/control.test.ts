@@ -1,7 +1,7 @@
 // Statements: if/else, the three loops, break/continue, switch with fallthrough and nesting.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { text } from "./helpers.js";
+import { fails, text } from "./helpers.js";
 
 test("if/else chains and loops", () => {
   assert.equal(
@@ -71,4 +71,56 @@ test("nested switch inside switch and loops (the seed's scenario returns 42)", (
     ),
     "121",
   );
+});
+
+test("goto jumps forward to a label in an enclosing block (cleanup, leaving nested loops)", () => {
+  const src = `int process(int n) {
+  int status = -1;
+  int *a = malloc(n * sizeof(int));
+  if (!a) goto done;
+  status = 0;
+  for (int i = 0; i < n; i++) status += i;
+  free(a);
+done:
+  return status;
+}
+int main() {
+  int i, j;
+  for (i = 0; i < 10; i++)
+    for (j = 0; j < 10; j++)
+      if (i * j == 24) goto found;
+  return -1;
+found:
+  printf("%d %d %d", process(10), i, j);
+  return 0;
+}`;
+  assert.equal(text(src), "45 3 8");
+  assert.equal(text("int i = 1; if (i) goto end; i = 100; end: return i;"), "1");
+  const back = fails("int i = 0; again: i++; if (i < 3) goto again; return i;");
+  assert.match(back.message, /backward goto is not supported/);
+  assert.equal(back.column, 35);
+  assert.match(
+    fails("int f(void) { goto nowhere; return 1; } return f();").message,
+    /label 'nowhere' used but not defined/,
+  );
+});
+
+test("variable-length arrays (one dimension) in functions and at top level", () => {
+  assert.equal(
+    text(
+      "int f(int n) { int a[n]; for (int i = 0; i < n; i++) a[i] = i * i; long s = 0; for (int i = 0; i < n; i++) s += a[i]; return s + sizeof(a); } int t = 0; for (int k = 1; k < 50; k++) t += f(k); return t;",
+    ),
+    "485100",
+  );
+  assert.equal(
+    text(
+      'int n = 5; int dp[n + 1]; dp[0] = 1; for (int i = 1; i <= n; i++) dp[i] = dp[i - 1] * i; printf("%d %d", dp[n], (int)(sizeof dp / sizeof dp[0]));',
+    ),
+    "120 6",
+  );
+  assert.match(
+    fails("int n = 3; int m[n][n]; return 0;").message,
+    /multi-dimensional variable-length arrays/,
+  );
+  assert.match(fails("int n = -1; int a[n]; return 0;").message, /^stack overflow/);
 });

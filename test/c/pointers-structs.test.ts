@@ -53,6 +53,16 @@ test("arrays: initializers, multi-dimensional, large", () => {
   assert.equal(text('char grid[3][4] = {"abc", "def", "ghi"}; return grid[2][1];'), "104");
 });
 
+test("initializers may leave out inner braces", () => {
+  assert.equal(text("int m[3][3] = {0}; m[2][2] = 5; return m[0][0] + m[2][2];"), "5");
+  assert.equal(
+    text(
+      "struct P { int x, y; }; struct P ps[2] = {1, 2, 3, 4}; int m[2][3] = {1, 2, 3, 4}; return ps[1].x * 1000 + m[1][0] * 100 + m[0][2] * 10 + m[1][2];",
+    ),
+    "3430",
+  );
+});
+
 test("structs: members, nesting, arrays of structs, pointers and ->", () => {
   assert.equal(text("struct P { int x; int y; }; struct P p = {3, 4}; return p.x * p.y;"), "12");
   assert.equal(

@@ -2,7 +2,9 @@
 // in tests) and malformed ones are rejected with a message naming the problem.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { resolve } from "node:path";
+import { copyFileSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
 import { parseModelSource, resolveModelPath } from "../../src/engine/model-source.js";
 import { storiesModelPath } from "./helpers.js";
 
@@ -57,4 +59,22 @@ test("resolving a path needs no network and checks the file exists", async () =>
     resolveModelPath("/nonexistent/model.gguf"),
     /model file not found: \/nonexistent\/model\.gguf/,
   );
+});
+
+test("an hf: model is found in the models directory without any download", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "ruffian-models-"));
+  try {
+    const uri = "hf:ggml-org/models/tinyllamas/stories260K.gguf";
+    // Not cached and downloads not allowed: a clear error, no network.
+    await assert.rejects(
+      resolveModelPath(uri, { directory: dir }),
+      /hf:ggml-org\/models\/tinyllamas\/stories260K\.gguf is not downloaded yet/,
+    );
+    // node-llama-cpp's cache naming for that URI; once present it resolves offline.
+    const cached = join(dir, "hf_ggml-org_models_tinyllamas_stories260K.gguf");
+    copyFileSync(storiesModelPath, cached);
+    assert.equal(await resolveModelPath(uri, { directory: dir }), cached);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });

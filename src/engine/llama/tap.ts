@@ -96,6 +96,8 @@ export class GraphTap {
   private scanning = false;
   private cellsSeen = false;
   private anyWanted = false;
+  private cellsBySeq: Map<number, { cells: number[]; pos: number[] }> | undefined;
+  private cellsBySeqWidth = 0;
   private readonly names = new Map<string, Classified>();
   private scratch = new Float32Array(4096);
   private indexScratch = new BigInt64Array(512);
@@ -133,6 +135,7 @@ export class GraphTap {
     this.batch = batch;
     this.error = undefined;
     this.cellsSeen = false;
+    this.cellsBySeq = undefined;
     this.steerByLayer.clear();
     for (const s of steering) {
       const list = this.steerByLayer.get(s.layer) ?? [];
@@ -386,20 +389,26 @@ export class GraphTap {
   ): void {
     const nHead = this.shape.nHead;
     const nTok = batch.n;
-    // Cells of each sequence in this batch, gathered once per layer.
-    const cellsBySeq = new Map<number, { cells: number[]; pos: number[] }>();
-    const limit = Math.min(nKv, this.cellSeq.length);
-    for (let i = 0; i < nTok; i++) {
-      const s = batch.seqs[i]!;
-      if (cellsBySeq.has(s)) continue;
-      const cells: number[] = [];
-      const pos: number[] = [];
-      for (let c = 0; c < limit; c++)
-        if (this.cellSeq[c] === s) {
-          cells.push(c);
-          pos.push(this.cellPos[c]!);
-        }
-      cellsBySeq.set(s, { cells, pos });
+    // Cells of each sequence in this batch, gathered once per decode (the map is complete
+    // after the layer-0 cache store, before any attention runs).
+    let cellsBySeq = this.cellsBySeq;
+    if (!cellsBySeq || this.cellsBySeqWidth !== nKv) {
+      cellsBySeq = new Map();
+      const limit = Math.min(nKv, this.cellSeq.length);
+      for (let i = 0; i < nTok; i++) {
+        const s = batch.seqs[i]!;
+        if (cellsBySeq.has(s)) continue;
+        const cells: number[] = [];
+        const pos: number[] = [];
+        for (let c = 0; c < limit; c++)
+          if (this.cellSeq[c] === s) {
+            cells.push(c);
+            pos.push(this.cellPos[c]!);
+          }
+        cellsBySeq.set(s, { cells, pos });
+      }
+      this.cellsBySeq = cellsBySeq;
+      this.cellsBySeqWidth = nKv;
     }
     for (let r = 0; r < nTok; r++) {
       const s = batch.seqs[r]!;
