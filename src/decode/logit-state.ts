@@ -59,8 +59,11 @@ export class LogitState {
   }
 
   private ensureTop(): void {
-    if (this.topCount < 0)
-      this.topCount = topKInto(this.logits, TOP_K_CAPACITY, this.topIds, this.topProbs);
+    if (this.topCount >= 0) return;
+    // One exp pass serves entropy, token probabilities and top-k together.
+    this.ensureStats();
+    const logZ = this.cachedLogZ;
+    this.topCount = topKInto(this.logits, TOP_K_CAPACITY, this.topIds, this.topProbs, logZ);
   }
 
   topToken(rank: number): number {

@@ -422,6 +422,8 @@ export function topKInto(
   k: number,
   outIds: Int32Array,
   outProbs: Float32Array,
+  /** log Σ exp(logits) when the caller already has it: saves a pass of exp over the vocabulary. */
+  logZ?: number,
 ): number {
   const count = Math.min(k, logits.length, outIds.length, outProbs.length);
   if (count <= 0) return 0;
@@ -443,10 +445,13 @@ export function topKInto(
     heap[end] = t;
     siftDown(heap, 0, end, logits);
   }
-  const max = logits[heap[0]!]!;
-  let z = 0;
-  for (let i = 0; i < logits.length; i++) z += Math.exp(logits[i]! - max);
-  for (let i = 0; i < count; i++) outProbs[i] = Math.exp(logits[heap[i]!]! - max) / z;
+  if (logZ === undefined) {
+    const max = logits[heap[0]!]!;
+    let z = 0;
+    for (let i = 0; i < logits.length; i++) z += Math.exp(logits[i]! - max);
+    logZ = max + Math.log(z);
+  }
+  for (let i = 0; i < count; i++) outProbs[i] = Math.exp(logits[heap[i]!]! - logZ);
   return count;
 }
 
