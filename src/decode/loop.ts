@@ -68,6 +68,9 @@ function kvOf(engine: Engine, seq: number): number[] {
 }
 
 export class DecodeLoop {
+  /** The sequences of the running generation (their logits must survive partial decodes). */
+  private active: SequenceState[] = [];
+
   constructor(
     readonly engine: Engine,
     readonly options: DecodeLoopOptions = {},
@@ -102,6 +105,7 @@ export class DecodeLoop {
     if (new Set(seqs.map((s) => s.seq)).size !== seqs.length) {
       throw new Error("two requests use the same sequence");
     }
+    this.active = seqs;
 
     this.prefill(seqs, requests);
     for (let i = 0; i < seqs.length; i++) {
@@ -129,6 +133,7 @@ export class DecodeLoop {
       }
       if (items.length > 0) {
         this.applySteering(owners);
+        this.preserveLogits(owners);
         if (this.decodeOrFinish(items, owners)) {
           for (let i = 0; i < owners.length; i++) this.appendTokens(owners[i]!, items[i]!.tokens);
           this.runClosedRegions(owners);
@@ -141,6 +146,28 @@ export class DecodeLoop {
         lastYield = performance.now();
       }
     }
+  }
+
+  /**
+   * A decode overwrites llama.cpp's logits buffer for every sequence. Before decoding only some
+   * sequences, copy aside the next-token logits of the others that still need them.
+   */
+  private preserveLogits(decoding: readonly SequenceState[]): void {
+    for (const s of this.active) {
+      if (s.done || s.savedLogits !== null || decoding.includes(s)) continue;
+      try {
+        s.saveLogits(this.engine.logits(s.seq));
+      } catch {
+        // No logits from the last decode: nothing to keep.
+      }
+    }
+  }
+
+  /** The next-token logits of a sequence: a copy kept aside, or the engine's buffer. */
+  private takeLogits(s: SequenceState): Float32Array {
+    const saved = s.savedLogits;
+    s.savedLogits = null;
+    return saved ?? this.engine.logits(s.seq);
   }
 
   /**
@@ -213,7 +240,7 @@ export class DecodeLoop {
   }
 
   private runSetup(s: SequenceState, source: string): void {
-    s.logitState.load(this.engine.logits(s.seq));
+    s.logitState.load(s.savedLogits ?? this.engine.logits(s.seq));
     s.logitsReady = true;
     const outcome = s.inPhase("setup", () => s.vm.run(source));
     s.logitsReady = false;
@@ -236,7 +263,8 @@ export class DecodeLoop {
       return null;
     }
     const state = s.logitState;
-    state.load(engine.logits(s.seq));
+    const source = this.takeLogits(s);
+    state.load(source);
     s.logitsReady = true;
     if (s.pendingEdits.length > 0) {
       state.replay(s.pendingEdits);
@@ -266,7 +294,7 @@ export class DecodeLoop {
         step: s.step,
         message: (err as Error).message,
       });
-      state.load(engine.logits(s.seq));
+      state.load(source);
       token = s.sampler.sample(state.logits, history);
     }
     s.logitsReady = false;
@@ -352,6 +380,7 @@ export class DecodeLoop {
     s.tokens.length = keep;
     engine.truncate(s.seq, keep);
     kvOf(engine, s.seq).length = keep;
+    this.preserveLogits([s]);
     engine.decode([{ seq: s.seq, tokens: [last] }]);
     this.appendTokens(s, [last]);
     s.pendingEdits = [{ op: "set", id: firstToken, value: MASKED_LOGIT }];
@@ -452,6 +481,7 @@ export class DecodeLoop {
     if (items.length === 0) return;
     const t0 = performance.now();
     this.applySteering(injected.map((i) => i.s));
+    this.preserveLogits(injected.map((i) => i.s));
     if (
       !this.decodeOrFinish(
         items,
@@ -502,7 +532,9 @@ export class DecodeLoop {
     engine.truncate(s.seq, keep);
     const cached = kvOf(engine, s.seq);
     cached.length = keep;
+    this.preserveLogits([s]);
     engine.decode([{ seq: s.seq, tokens: [last] }]);
+    s.savedLogits = null;
     this.appendTokens(s, [last]);
     s.pendingEdits = [];
     s.stats.rewinds++;

@@ -88,6 +88,18 @@ export class SequenceState implements IntrinsicHost {
     totalMs: 0,
     tokensPerSecond: 0,
   };
+  /** This sequence's next-token logits, copied aside when a decode of other sequences was about
+   * to overwrite llama.cpp's buffer (injections and rewinds decode a subset of the sequences). */
+  savedLogits: Float32Array | null = null;
+  private stash: Float32Array | null = null;
+
+  /** Copies the engine's current logits for this sequence aside. */
+  saveLogits(source: Float32Array): void {
+    this.stash ??= new Float32Array(source.length);
+    this.stash.set(source);
+    this.savedLogits = this.stash;
+  }
+
   /** A region that closed in the token just decoded; handled after the batch decode. */
   closedRegion: Region | null = null;
   startedAt = performance.now();

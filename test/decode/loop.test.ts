@@ -642,3 +642,29 @@ test("a generation that fills the context ends with reason context-full", async 
     small.dispose();
   }
 });
+
+test("a region injected in one sequence keeps the other sequences' logits intact", async () => {
+  // Sequence 0 closes a region (its injection is decoded alone); sequence 1 never does and must
+  // sample from its own distribution, exactly as when it runs by itself.
+  const together = await collect([
+    { seq: 0, prompt: PROMPT, maxTokens: 14, hook: forcing(chars(" [C: 6*7]")) },
+    { seq: 1, prompt: "One day", maxTokens: 14 },
+  ]);
+  const alone = await collect([{ seq: 1, prompt: "One day", maxTokens: 14 }]);
+  assert.match(doneText(together, 0), /VM\[42\]/);
+  assert.equal(doneText(together, 1), doneText(alone, 1));
+});
+
+test("a rewind in one sequence keeps the other sequence's logits intact", async () => {
+  const hook = `
+int cp;
+void watch(int step) { if (step == 3 && vm_rewind_len() == 0) { vm_rewind_memo("again"); vm_rewind(cp); } }
+int main() { cp = vm_checkpoint(); hook_set("watch", 10); return 0; }`;
+  const together = await collect([
+    { seq: 0, prompt: PROMPT, maxTokens: 10, hook },
+    { seq: 1, prompt: "One day", maxTokens: 10 },
+  ]);
+  assert.equal(together.filter((e) => e.type === "rewind").length, 1);
+  const alone = await collect([{ seq: 1, prompt: "One day", maxTokens: 10 }]);
+  assert.equal(doneText(together, 1), doneText(alone, 1));
+});
