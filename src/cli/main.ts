@@ -64,7 +64,7 @@ export function buildProgram(): Command {
   program
     .command("chat")
     .description("interactive chat in the terminal with the VM in the loop")
-    .option("-m, --model <path>", "GGUF model file or hf: URI (default: the shipped model)")
+    .option("-m, --model <path>", "GGUF model file or hf: URI (default: the shipped ruffian-nano)")
     .option("--system <file>", "system prompt file (replaces the built-in one)")
     .option(
       "--few-shot <n>",

@@ -16,7 +16,16 @@ const tmp = mkdtempSync(join(tmpdir(), "ruffian-chat-tty-"));
 after(() => rmSync(tmp, { recursive: true, force: true }));
 
 function start(...args: string[]): TmuxSession {
-  const argv = [process.execPath, ruffianScript, "chat", "--device", "cpu", ...args];
+  const argv = [
+    process.execPath,
+    ruffianScript,
+    "chat",
+    "--device",
+    "cpu",
+    "-m",
+    storiesModelPath,
+    ...args,
+  ];
   return new TmuxSession(`cd ${packageRoot} && ${argv.join(" ")}; echo "[exited $?]"; sleep 600`);
 }
 
@@ -82,7 +91,7 @@ test(
       ]);
       // The screen shows what a piped chat prints for the same conversation.
       const piped = ruffian(
-        ["chat", "--no-tty", "--device", "cpu", "-n", "16"],
+        ["chat", "--no-tty", "--device", "cpu", "-m", storiesModelPath, "-n", "16"],
         `Once upon a time\n/hook ${tick}\nThe cat\n`,
       );
       const pipedAnswer = piped.stdout.split("\n").slice(1, 1 + consoleAt);

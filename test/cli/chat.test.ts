@@ -15,7 +15,19 @@ const tmp = mkdtempSync(join(tmpdir(), "ruffian-chat-"));
 after(() => rmSync(tmp, { recursive: true, force: true }));
 
 const chat = (input: string, ...args: string[]) =>
-  ruffian(["chat", "--no-tty", "--device", "cpu", "-n", "16", ...args], input);
+  ruffian(
+    [
+      "chat",
+      "--no-tty",
+      "--device",
+      "cpu",
+      "-n",
+      "16",
+      ...(args.includes("-m") ? [] : ["-m", storiesModelPath]),
+      ...args,
+    ],
+    input,
+  );
 
 /** Greedy text the decode loop itself produces for a prompt (the chat must show exactly it). */
 async function greedy(prompt: string, maxTokens: number, hook?: string): Promise<string> {
@@ -199,4 +211,12 @@ test("SIGINT stops a piped generation; the chat goes on with the next line", asy
   const [answer, result] = stdout.split("\n");
   assert.ok(answer!.length > 0, "the partial answer is printed");
   assert.equal(result, "VM[42]");
+});
+
+test("with no --model, chat answers through ruffian-nano: a region, the injected result, the answer", () => {
+  const r = ruffian(["chat", "--no-tty", "--device", "cpu"], "What is 4821 times 377?\n");
+  assert.equal(r.code, 0, r.stderr);
+  assert.match(r.stdout, /\[C: 4821\*377\] = VM\[1817517\]/);
+  const lines = r.stdout.trim().split("\n");
+  assert.match(lines[lines.length - 1]!, /\b1817517\b/);
 });

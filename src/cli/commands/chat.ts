@@ -2,7 +2,7 @@
 // answers, VM results, hook console, rewinds and slash commands — or a plain line-by-line mode
 // for pipes and scripts.
 import { readFileSync } from "node:fs";
-import { defaultModelPath } from "../../paths.js";
+import { nanoModelPath } from "../../paths.js";
 import { parseIntOption, parseNumberOption } from "../options.js";
 import { ChatSession, type ChatSettings } from "../chat/session.js";
 import { PlainView, TtyView, type ChatView } from "../chat/view.js";
@@ -59,7 +59,7 @@ export async function chatCommand(opts: ChatOptions = {}): Promise<number> {
     opts.tty !== false && process.stdin.isTTY === true && process.stdout.isTTY === true;
   let engine;
   try {
-    engine = await openModelWithProgress(opts.model ?? defaultModelPath, {
+    engine = await openModelWithProgress(opts.model ?? nanoModelPath, {
       directory: modelCacheDir(opts.modelsDir),
       device: opts.device as Device | undefined,
       showProgress: interactive && process.stderr.isTTY === true,

@@ -2,7 +2,7 @@
 // in-band, hooks that read and steer the distribution, and a rewound timeline.
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { defaultModelPath, packageRoot } from "../../paths.js";
+import { defaultModelPath, nanoModelPath, packageRoot } from "../../paths.js";
 import { openEngine } from "../../engine/open.js";
 import type { Engine } from "../../engine/types.js";
 import { DecodeLoop, type GenerationRequest } from "../../decode/loop.js";
@@ -97,7 +97,23 @@ export async function demoCommand(opts: DemoOptions): Promise<void> {
       w(
         `\n${paint.bold("2. Computing while speaking: a [C: …] region runs inside the decode loop")}\n`,
       );
-      if (style === "nano") {
+      if (opts.model === undefined) {
+        // The shipped ruffian-nano was trained to answer through the VM.
+        const nano = await openEngine(nanoModelPath, { contextSize: 512 });
+        try {
+          w(paint.dim(`model ${nanoModelPath}`) + "\n");
+          for (const question of [
+            "What is 4821 times 377?",
+            "How many primes are there below 5000?",
+          ]) {
+            const prompt = renderPrompt(nano, [{ role: "user", content: question }]);
+            const r = await generate(nano, { prompt, maxTokens: 160, stop: stopStrings("nano") });
+            w(showText(`Q: ${question}\nA:`, r.text) + "\n");
+          }
+        } finally {
+          nano.dispose();
+        }
+      } else if (style === "nano") {
         const question = "What is 4821 times 377?";
         const prompt = renderPrompt(engine, [{ role: "user", content: question }]);
         const r = await generate(engine, { prompt, maxTokens: 120, stop: stopStrings(style) });
