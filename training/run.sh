@@ -28,3 +28,5 @@ cp training/out/vm/parity.json models/ruffian-nano.parity.json
 node bin/ruffian.js eval --model models/ruffian-nano.gguf --json training/out/eval-vm.json
 node bin/ruffian.js eval --model models/ruffian-nano.gguf --no-inject --json training/out/eval-noinject.json
 node bin/ruffian.js eval --model training/out/ruffian-nano-direct.gguf --json training/out/eval-direct.json
+node bin/ruffian.js eval --model models/ruffian-nano.gguf --set eval/nano-questions-seen-wording.jsonl \
+  --json training/out/eval-seen.json

@@ -78,6 +78,9 @@ export function* generateExamples(
   seed: number,
   split: Split,
   styles: readonly AnswerStyle[],
+  /** Evaluation questions use held-out wordings by default; "seen" keeps training wordings
+   * (numbers stay held out), to tell wording from number generalization apart. */
+  phrasings: "held-out" | "seen" = "held-out",
 ): Generator<Example[]> {
   const rng = new Rng(seed);
   for (let i = 0; i < count; i++) {
@@ -86,10 +89,10 @@ export function* generateExamples(
     do inst = task.draw(rng);
     while (isEvalKey(inst.key) !== (split === "eval"));
     const n = inst.questions.length;
-    const question =
-      split === "eval"
-        ? inst.questions[n - 1 - rng.int(0, HELD_OUT_PHRASINGS - 1)]!
-        : inst.questions[rng.int(0, n - 1 - HELD_OUT_PHRASINGS)]!;
+    const heldOut = split === "eval" && phrasings === "held-out";
+    const question = heldOut
+      ? inst.questions[n - 1 - rng.int(0, HELD_OUT_PHRASINGS - 1)]!
+      : inst.questions[rng.int(0, n - 1 - HELD_OUT_PHRASINGS)]!;
     const result = computeResult(inst);
     yield styles.map((style) => makeExample(inst, question, style, result));
   }

@@ -27,6 +27,7 @@ async function main(): Promise<void> {
       count: { type: "string", default: "1000" },
       seed: { type: "string", default: "1" },
       dir: { type: "string" },
+      phrasings: { type: "string", default: "held-out" },
     },
   });
   const split = values.split as Split;
@@ -37,14 +38,12 @@ async function main(): Promise<void> {
   if (!values.dir) throw new Error("--dir DIR is required");
   mkdirSync(values.dir, { recursive: true });
   writeFileSync(join(values.dir, "vocab.json"), JSON.stringify(vocabTable()));
-  const outs = styles.map((s) => createWriteStream(join(values.dir!, `${split}-${s}.jsonl`)));
+  const tag = values.phrasings === "seen" ? "-seen" : "";
+  const outs = styles.map((s) => createWriteStream(join(values.dir!, `${split}${tag}-${s}.jsonl`)));
   let n = 0;
-  for (const examples of generateExamples(
-    Number(values.count),
-    Number(values.seed),
-    split,
-    styles,
-  )) {
+  const phrasings = values.phrasings === "seen" ? "seen" : "held-out";
+  const count = Number(values.count);
+  for (const examples of generateExamples(count, Number(values.seed), split, styles, phrasings)) {
     for (let i = 0; i < outs.length; i++) {
       const out = outs[i]!;
       if (!out.write(JSON.stringify(examples[i]) + "\n")) {
