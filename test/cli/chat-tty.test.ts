@@ -63,7 +63,7 @@ test(
       tick,
       `void tick(int step) { printf("tick %d", step); }\nint main() { hook_set("tick", 3); return 0; }\n`,
     );
-    const rewind = join(packageRoot, "test", "fixtures", "chat", "rewind.c");
+    const rewind = join(packageRoot, "examples", "hooks", "story-rewind.c");
     const tm = start("-n", "16");
     try {
       await tm.waitFor(PROMPT_READY);
@@ -99,7 +99,7 @@ test(
 
       tm.type("/reset", "Enter");
       tm.type(`/hook ${rewind}`, "Enter");
-      await tm.waitFor(/hook program rewind\.c loaded/);
+      await tm.waitFor(/hook program story-rewind\.c loaded/);
       tm.type("Once upon a time", "Enter");
       screen = await tm.waitFor(answers(3));
       assert.match(screen, /^\[explored: "high entropy, try different approach" → rewound\]$/m);

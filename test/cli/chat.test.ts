@@ -62,7 +62,7 @@ test("the second message continues the conversation, not a fresh prompt", async 
 });
 
 test("hook output goes to stderr, never into the answer; a rewind leaves a footnote", async () => {
-  const hookFile = join(packageRoot, "test", "fixtures", "chat", "rewind.c");
+  const hookFile = join(packageRoot, "examples", "hooks", "story-rewind.c");
   const r = chat(`/hook ${hookFile}\nOnce upon a time\n`);
   assert.equal(r.code, 0, r.stderr);
   assert.doesNotMatch(r.stdout, /step \d|entropy/);
@@ -70,7 +70,7 @@ test("hook output goes to stderr, never into the answer; a rewind leaves a footn
   assert.match(r.stderr, /\[explored: "high entropy, try different approach" → rewound\]/);
   // The answer is the final timeline only: what the loop reports as its text.
   const expected = await greedy("Once upon a time", 16, readFileSync(hookFile, "utf8"));
-  assert.match(r.stderr, /hook program rewind\.c loaded/);
+  assert.match(r.stderr, /hook program story-rewind\.c loaded/);
   assert.ok(
     r.stdout.includes(expected),
     `${JSON.stringify(r.stdout)} lacks ${JSON.stringify(expected)}`,
@@ -79,7 +79,7 @@ test("hook output goes to stderr, never into the answer; a rewind leaves a footn
 });
 
 test("a region the model writes is run and its result injected", () => {
-  const hookFile = join(packageRoot, "test", "fixtures", "chat", "compute.c");
+  const hookFile = join(packageRoot, "examples", "hooks", "story-compute.c");
   const r = chat(`/hook ${hookFile}\nTom had 847 boxes of 293 apples.\n`);
   assert.equal(r.code, 0, r.stderr);
   assert.match(r.stdout, /^ \[C: 847\*293\] = VM\[248171\]/m);
