@@ -348,7 +348,7 @@ export class DecodeLoop {
       }
     }
     if (!s.options.inject) s.closedRegion = null;
-    const stop = this.findStop(s);
+    const stop = this.findStop(s, before);
     if (stop >= 0) {
       s.scanner.rewind(stop);
       s.closedRegion = null;
@@ -394,11 +394,13 @@ export class DecodeLoop {
     return true;
   }
 
-  private findStop(s: SequenceState): number {
+  /** Where a stop string first occurs in the text; only text that can contain a new occurrence
+   * (from just before this token's start) is searched, so each token costs O(token + stop). */
+  private findStop(s: SequenceState, tokenStart: number): number {
     const text = s.text;
     let at = -1;
     for (const stop of s.options.stop) {
-      const i = text.indexOf(stop);
+      const i = text.indexOf(stop, Math.max(0, tokenStart - stop.length + 1));
       if (i >= 0 && (at < 0 || i < at)) at = i;
     }
     return at;

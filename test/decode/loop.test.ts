@@ -668,3 +668,11 @@ int main() { cp = vm_checkpoint(); hook_set("watch", 10); return 0; }`;
   const alone = await collect([{ seq: 1, prompt: "One day", maxTokens: 10 }]);
   assert.equal(doneText(together, 1), doneText(alone, 1));
 });
+
+test("a stop string ends the generation and is cut from the text", async () => {
+  const events = await collect([{ prompt: PROMPT, maxTokens: 40, stop: ["Lily"] }]);
+  const done = events.find((e) => e.type === "done");
+  assert.ok(done && done.type === "done");
+  assert.equal(done.reason, "stop");
+  assert.equal(done.text, ", there was a little girl named ");
+});
