@@ -1,13 +1,17 @@
 #!/usr/bin/env bash
 # The whole ruffian-nano recipe: data → training (VM model and direct-answer baseline) → GGUF →
-# evaluation. Not part of CI; needs `pip install torch` (CPU). Seeds fix every random choice.
+# parity references → evaluation. Not part of CI; needs `pip install torch` (CPU). Seeds fix every
+# random choice; both models train for the same number of steps.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-MINUTES=${MINUTES:-40}
-STEPS=${STEPS:-4000}
+STEPS=${STEPS:-5000}
+THREADS=${THREADS:-$(nproc)}
 npm run build
-node dist/src/nano/generate.js --split train --styles vm,direct --count 40000 --seed 1 --dir training/data
-node dist/src/nano/generate.js --split eval --styles vm,direct --count 800 --seed 2 --dir training/data
+node dist/src/nano/generate.js --split train --styles vm,direct --count 60000 --seed 1 --dir training/data
+node dist/src/nano/generate.js --split eval --styles vm,direct --count 800 --seed 2 --dir training/data \
+  --questions eval/nano-questions.jsonl
+node dist/src/nano/generate.js --split eval --phrasings seen --styles vm --count 800 --seed 3 \
+  --dir training/data --questions eval/nano-questions-seen-wording.jsonl
 python3 - <<'PY'
 import json
 seen, out = set(), []
@@ -19,14 +23,18 @@ open("training/data/parity-prompts.jsonl", "w").write("".join(json.dumps(o) + "\
 PY
 for style in vm direct; do
   python3 training/train.py --data training/data/train-$style.jsonl --vocab training/data/vocab.json \
-    --out training/out/$style --steps "$STEPS" --minutes "$MINUTES" --batch 32 --ctx 256 --seed 1 \
-    --parity-prompts training/data/parity-prompts.jsonl
+    --out training/out/$style --steps "$STEPS" --batch 32 --ctx 256 --seed 1 --threads "$THREADS" \
+    --checkpoint-every 1000
 done
 node dist/src/nano/export.js training/out/vm models/ruffian-nano.gguf
 node dist/src/nano/export.js training/out/direct training/out/ruffian-nano-direct.gguf
-cp training/out/vm/parity.json models/ruffian-nano.parity.json
+python3 training/parity.py training/out/vm training/data/parity-prompts.jsonl models/ruffian-nano.parity.json
 node bin/ruffian.js eval --model models/ruffian-nano.gguf --json training/out/eval-vm.json
 node bin/ruffian.js eval --model models/ruffian-nano.gguf --no-inject --json training/out/eval-noinject.json
 node bin/ruffian.js eval --model training/out/ruffian-nano-direct.gguf --json training/out/eval-direct.json
 node bin/ruffian.js eval --model models/ruffian-nano.gguf --set eval/nano-questions-seen-wording.jsonl \
   --json training/out/eval-seen.json
+node bin/ruffian.js eval --model models/ruffian-nano.gguf --set eval/nano-questions-seen-wording.jsonl \
+  --no-inject --json training/out/eval-seen-noinject.json
+node bin/ruffian.js eval --model training/out/ruffian-nano-direct.gguf \
+  --set eval/nano-questions-seen-wording.jsonl --json training/out/eval-seen-direct.json

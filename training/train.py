@@ -33,6 +33,7 @@ def parse_args():
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--threads", type=int, default=0, help="0 = all cores")
     p.add_argument("--parity-prompts", default="", help="JSONL of prompts for the parity reference")
+    p.add_argument("--checkpoint-every", type=int, default=0, help="save weights every N steps")
     p.add_argument("--minutes", type=float, default=0, help="stop early after this many minutes")
     return p.parse_args()
 
@@ -164,20 +165,43 @@ def load_examples(path, tok, ctx):
         for line in f:
             ex = json.loads(line)
             p = [tok.bos] + tok.encode(ex["prompt"])
-            c = tok.encode(ex["completion"]) + [tok.eos]
+            completion = ex["completion"]
+            # The runtime injects the VM's result, so the model never writes it: no loss on the
+            # result and its closing bracket (the model is taught to read results, not to guess them).
+            # " = VM[" itself stays in the loss, so with injection off the model still opens it.
+            opener = " = VM["
+            at = completion.find(opener)
+            if at >= 0:
+                head = tok.encode(completion[: at + len(opener)])
+                close = completion.index("]", at) + 1
+                injected = tok.encode(completion[at + len(opener) : close])
+                tail = tok.encode(completion[close:]) + [tok.eos]
+                c = head + injected + tail
+                cmask = [1] * len(head) + [0] * len(injected) + [1] * len(tail)
+            else:
+                c = tok.encode(completion) + [tok.eos]
+                cmask = [1] * len(c)
             ids = (p + c)[:ctx]
             # Loss only on what the model writes (the completion, EOS included).
-            mask = ([0] * len(p) + [1] * len(c))[:ctx]
+            mask = ([0] * len(p) + cmask)[:ctx]
             seqs.append((ids, mask))
     return seqs
 
 
 def batches(seqs, batch, rng):
+    # Batches of similar length: each pool of 64 batches is sorted by length before it is cut, so
+    # little compute goes to padding; the order of batches is shuffled again afterwards.
     order = list(range(len(seqs)))
+    pool = batch * 64
     while True:
         rng.shuffle(order)
-        for i in range(0, len(order) - batch + 1, batch):
-            chunk = [seqs[j] for j in order[i : i + batch]]
+        cut = []
+        for p in range(0, len(order), pool):
+            group = sorted(order[p : p + pool], key=lambda j: len(seqs[j][0]))
+            cut.extend(group[i : i + batch] for i in range(0, len(group) - batch + 1, batch))
+        rng.shuffle(cut)
+        for idxs in cut:
+            chunk = [seqs[j] for j in idxs]
             T = max(len(s[0]) for s in chunk)
             x = torch.zeros(batch, T, dtype=torch.long)
             y = torch.full((batch, T), -100, dtype=torch.long)
@@ -201,6 +225,28 @@ def greedy(model, ids, max_new, eos):
         out.append(t)
         ids.append(t)
     return out
+
+
+def save_weights(model, a, out, n_vocab, training):
+    """Writes one little-endian f32 blob plus a manifest of names, shapes and offsets."""
+    os.makedirs(out, exist_ok=True)
+    manifest = {
+        "config": {
+            "nVocab": n_vocab, "nEmbd": a.dim, "nLayer": a.layers, "nHead": a.heads,
+            "nHeadKv": a.heads, "nFf": a.ff, "nCtx": a.ctx, "rmsEps": 1e-5, "ropeBase": 10000.0,
+        },
+        "tensors": [],
+        "training": training,
+    }
+    offset = 0
+    with open(os.path.join(out, "weights.bin"), "wb") as f:
+        for name, t in model.gguf_weights():
+            data = t.detach().float().contiguous().numpy().tobytes()
+            f.write(data)
+            manifest["tensors"].append({"name": name, "shape": list(t.shape), "offset": offset})
+            offset += len(data)
+    with open(os.path.join(out, "manifest.json"), "w") as f:
+        json.dump(manifest, f, indent=1)
 
 
 def main():
@@ -237,33 +283,22 @@ def main():
             el = time.time() - start
             log.append({"step": step, "loss": round(loss.item(), 4), "seconds": round(el, 1)})
             print(f"step {step}  loss {loss.item():.4f}  lr {lr:.2e}  {el:.0f}s", flush=True)
+        if a.checkpoint_every and step % a.checkpoint_every == 0:
+            # Intermediate weights, so a long run can be evaluated while it trains.
+            save_weights(model, a, os.path.join(a.out, "checkpoint"), len(tok.tokens), {"steps": step})
         if a.minutes and progress >= 1.0:
             print(f"time budget reached at step {step}", flush=True)
             break
     elapsed = time.time() - start
-    os.makedirs(a.out, exist_ok=True)
     model.eval()
-    # Weights: one little-endian f32 blob plus a manifest of names, shapes and offsets.
-    manifest = {
-        "config": {
-            "nVocab": len(tok.tokens), "nEmbd": a.dim, "nLayer": a.layers, "nHead": a.heads,
-            "nHeadKv": a.heads, "nFf": a.ff, "nCtx": a.ctx, "rmsEps": 1e-5, "ropeBase": 10000.0,
-        },
-        "tensors": [],
-        "training": {
-            "data": a.data, "examples": len(seqs), "steps": step, "batch": a.batch, "lr": a.lr,
-            "seed": a.seed, "params": n_params, "seconds": round(elapsed, 1),
-            "threads": torch.get_num_threads(), "final_loss": log[-1]["loss"] if log else None,
-            "torch": torch.__version__, "log": log,
-        },
+    training = {
+        "data": a.data, "examples": len(seqs), "steps": step, "batch": a.batch, "lr": a.lr,
+        "dim": a.dim, "layers": a.layers, "heads": a.heads, "ff": a.ff,
+        "seed": a.seed, "params": n_params, "seconds": round(elapsed, 1),
+        "threads": torch.get_num_threads(), "final_loss": log[-1]["loss"] if log else None,
+        "torch": torch.__version__, "log": log,
     }
-    offset = 0
-    with open(os.path.join(a.out, "weights.bin"), "wb") as f:
-        for name, t in model.gguf_weights():
-            data = t.detach().float().contiguous().numpy().tobytes()
-            f.write(data)
-            manifest["tensors"].append({"name": name, "shape": list(t.shape), "offset": offset})
-            offset += len(data)
+    save_weights(model, a, a.out, len(tok.tokens), training)
     if a.parity_prompts:
         ref = []
         with open(a.parity_prompts) as f:
@@ -273,8 +308,6 @@ def main():
                 ref.append({"prompt": prompt, "tokens": greedy(model, ids, 48, tok.eos)})
         with open(os.path.join(a.out, "parity.json"), "w") as f:
             json.dump(ref, f)
-    with open(os.path.join(a.out, "manifest.json"), "w") as f:
-        json.dump(manifest, f, indent=1)
     print(f"done: {step} steps in {elapsed:.0f}s, weights in {a.out}", flush=True)
 
 

@@ -1,7 +1,8 @@
 // Builds ruffian-nano's training and evaluation dialogues from the task family, with every
 // result computed by Ruffian's own C VM (the same code the model will write in-band).
 import { runC } from "../vm/index.js";
-import { TASKS, Rng, type TaskInstance } from "./tasks.js";
+import { TASKS, Rng, fill, type TaskInstance } from "./tasks.js";
+import { heldOutQuestion, trainingQuestion } from "./phrasing.js";
 import { renderNanoPrompt } from "./format.js";
 
 export type Split = "train" | "eval";
@@ -24,9 +25,6 @@ export interface Example {
   /** The whole final sentence of a correct answer. */
   finalSentence: string;
 }
-
-/** Eval-only phrasings: the last two of each task's list never appear in training. */
-const HELD_OUT_PHRASINGS = 2;
 
 /** Numbers whose key hashes to 0 mod 10 are reserved for evaluation. */
 function isEvalKey(key: string): boolean {
@@ -55,7 +53,7 @@ export function makeExample(
   result = computeResult(inst),
 ): Example {
   const injected = ` = VM[${result}]`;
-  const finalSentence = style === "vm" ? inst.answer(result) : inst.directAnswer(result);
+  const finalSentence = inst.answer(result);
   const prompt = renderNanoPrompt([{ role: "user", text: question }]);
   const completion =
     style === "vm" ? ` ${inst.code}${injected}\n${finalSentence}\n` : ` ${finalSentence}\n`;
@@ -88,11 +86,10 @@ export function* generateExamples(
     let inst: TaskInstance;
     do inst = task.draw(rng);
     while (isEvalKey(inst.key) !== (split === "eval"));
-    const n = inst.questions.length;
-    const heldOut = split === "eval" && phrasings === "held-out";
-    const question = heldOut
-      ? inst.questions[n - 1 - rng.int(0, HELD_OUT_PHRASINGS - 1)]!
-      : inst.questions[rng.int(0, n - 1 - HELD_OUT_PHRASINGS)]!;
+    const question =
+      split === "eval" && phrasings === "held-out"
+        ? fill(heldOutQuestion(inst.wording, rng), inst.values)
+        : fill(trainingQuestion(inst.wording, rng), inst.values);
     const result = computeResult(inst);
     yield styles.map((style) => makeExample(inst, question, style, result));
   }

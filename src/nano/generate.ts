@@ -1,7 +1,8 @@
 // Command-line front of the nano data generator: writes dialogues as JSON lines, plus the
 // vocabulary table the training script tokenizes with.
 //   node dist/src/nano/generate.js --split train --styles vm,direct --count 40000 --seed 1 --dir DIR
-// writes DIR/<split>-<style>.jsonl for each style, and DIR/vocab.json.
+// writes DIR/<split>-<style>.jsonl for each style, and DIR/vocab.json; --questions FILE also writes
+// the bare question set that `ruffian eval` reads.
 import { parseArgs } from "node:util";
 import { createWriteStream, writeFileSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
@@ -28,6 +29,7 @@ async function main(): Promise<void> {
       seed: { type: "string", default: "1" },
       dir: { type: "string" },
       phrasings: { type: "string", default: "held-out" },
+      questions: { type: "string" },
     },
   });
   const split = values.split as Split;
@@ -40,6 +42,8 @@ async function main(): Promise<void> {
   writeFileSync(join(values.dir, "vocab.json"), JSON.stringify(vocabTable()));
   const tag = values.phrasings === "seen" ? "-seen" : "";
   const outs = styles.map((s) => createWriteStream(join(values.dir!, `${split}${tag}-${s}.jsonl`)));
+  // The evaluation's question set: what `ruffian eval` reads (eval/*.jsonl in the repo).
+  const questions = values.questions ? createWriteStream(values.questions) : undefined;
   let n = 0;
   const phrasings = values.phrasings === "seen" ? "seen" : "held-out";
   const count = Number(values.count);
@@ -50,9 +54,22 @@ async function main(): Promise<void> {
         await new Promise<void>((r) => out.once("drain", () => r()));
       }
     }
+    const first = examples[0]!;
+    questions?.write(
+      JSON.stringify({
+        task: first.task,
+        question: first.question,
+        result: first.result,
+        code: first.code,
+      }) + "\n",
+    );
     n++;
   }
-  await Promise.all(outs.map((o) => new Promise<void>((r) => o.end(() => r()))));
+  await Promise.all(
+    [...outs, ...(questions ? [questions] : [])].map(
+      (o) => new Promise<void>((r) => o.end(() => r())),
+    ),
+  );
   console.error(`wrote ${n} ${split} examples (${styles.join(", ")}) to ${values.dir}`);
 }
 

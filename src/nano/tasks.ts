@@ -1,6 +1,8 @@
 // The task family that ruffian-nano learns: each task draws numbers, phrases a question, writes the
 // C region that computes the answer, and phrases a final sentence around the VM's result.
 
+import type { TaskWording } from "./phrasing.js";
+
 /** A small seeded PRNG (mulberry32): the same seed gives the same data set everywhere. */
 export class Rng {
   private state: number;
@@ -34,14 +36,14 @@ export interface TaskInstance {
   task: string;
   /** The operands; two instances with equal keys count as the same numbers. */
   key: string;
-  /** Question phrasings, with {a} {b} {n} already filled in; the split decides which one is used. */
-  questions: readonly string[];
+  /** Values for the wording placeholders ({a} {b} {n} {nth}). */
+  values: Readonly<Record<string, string | number>>;
+  /** How questions about this task are worded (training grammar and held-out wordings). */
+  wording: TaskWording;
   /** The C region the model writes, including the [C: …] markers. */
   code: string;
   /** Final sentence given the VM's result text. */
   answer(result: string): string;
-  /** The final sentence for a model that answers without the VM (it must know the result). */
-  directAnswer(result: string): string;
 }
 
 export interface TaskDefinition {
@@ -51,7 +53,7 @@ export interface TaskDefinition {
 
 const INT_MAX = 2 ** 31 - 1;
 
-function fill(template: string, values: Record<string, string | number>): string {
+export function fill(template: string, values: Readonly<Record<string, string | number>>): string {
   return template.replace(/\{(\w+)\}/g, (_, k: string) => String(values[k]));
 }
 
@@ -61,124 +63,198 @@ function ordinal(n: number): string {
   return `${n}${s}`;
 }
 
-interface Phrased {
-  questions: string[];
-  answers: string[];
+interface TaskText extends TaskWording {
+  /** Final-sentence templates; {r} is the VM's result. */
+  answers: readonly string[];
 }
 
-/** Builds an instance from phrasing lists; the answer template is chosen by the result's hash so
- * the choice is stable for a given instance. */
+/** Builds an instance; the answer template is chosen by the key's hash so the choice is stable. */
 function instance(
   task: string,
   key: string,
-  phrased: Phrased,
-  values: Record<string, string | number>,
+  text: TaskText,
+  values: Record<string, number>,
   code: string,
 ): TaskInstance {
-  const withOrdinal = typeof values.n === "number" ? { ...values, nth: ordinal(values.n) } : values;
-  const questions = phrased.questions.map((q) => fill(q, withOrdinal));
-  const pickAnswer = (result: string) => {
-    let h = 0;
-    for (const ch of key) h = (h * 31 + ch.charCodeAt(0)) >>> 0;
-    return fill(phrased.answers[h % phrased.answers.length]!, { ...values, r: result });
+  const filled = typeof values.n === "number" ? { ...values, nth: ordinal(values.n) } : values;
+  let h = 0;
+  for (const ch of key) h = (h * 31 + ch.charCodeAt(0)) >>> 0;
+  const template = text.answers[h % text.answers.length]!;
+  return {
+    task,
+    key,
+    values: filled,
+    wording: text,
+    code,
+    answer: (result) => fill(template, { ...filled, r: result }),
   };
-  return { task, key, questions, code, answer: pickAnswer, directAnswer: pickAnswer };
 }
 
 const binaryOps: Array<{
   name: string;
   op: string;
-  phrased: Phrased;
+  text: TaskText;
   ok(a: number, b: number): boolean;
 }> = [
   {
     name: "add",
     op: "+",
     ok: (a, b) => a + b <= INT_MAX,
-    phrased: {
-      questions: [
-        "What is {a} plus {b}?",
-        "What is {a} + {b}?",
-        "Add {a} and {b}.",
-        "Compute the sum of {a} and {b}.",
-        "How much is {a} + {b}?",
-        "Please add {b} to {a}.",
-        "Calculate {a} + {b}.",
-        "What do you get when you add {a} and {b}?",
+    text: {
+      nounPhrases: [
+        "{a} + {b}",
+        "{a}+{b}",
+        "{a} plus {b}",
+        "the sum of {a} and {b}",
+        "the total of {a} and {b}",
+        "{a} added to {b}",
       ],
-      answers: ["So {a} + {b} = {r}.", "The sum is {r}.", "{a} plus {b} is {r}."],
+      sentences: [
+        "Add {a} and {b}.",
+        "Add {b} to {a}.",
+        "Please add {a} and {b}.",
+        "What do you get when you add {a} and {b}?",
+        "If you add {a} and {b}, what do you get?",
+        "Sum {a} and {b}.",
+      ],
+      heldOutSentences: [
+        "If I add {b} to {a}, what is the result?",
+        "Add {a} and {b} together: how much is it?",
+      ],
+      answers: [
+        "So {a} + {b} = {r}.",
+        "The sum is {r}.",
+        "{a} plus {b} is {r}.",
+        "The answer is {r}.",
+      ],
     },
   },
   {
     name: "sub",
     op: "-",
     ok: () => true,
-    phrased: {
-      questions: [
-        "What is {a} minus {b}?",
-        "What is {a} - {b}?",
-        "Subtract {b} from {a}.",
-        "Compute {a} - {b}.",
-        "How much is {a} minus {b}?",
-        "Take {b} away from {a}.",
-        "Calculate {a} - {b}.",
-        "What is the difference {a} - {b}?",
+    text: {
+      nounPhrases: [
+        "{a} - {b}",
+        "{a}-{b}",
+        "{a} minus {b}",
+        "the difference {a} - {b}",
+        "{b} subtracted from {a}",
+        "{a} take away {b}",
       ],
-      answers: ["So {a} - {b} = {r}.", "The difference is {r}.", "{a} minus {b} is {r}."],
+      sentences: [
+        "Subtract {b} from {a}.",
+        "Take {b} away from {a}.",
+        "What is left when you take {b} from {a}?",
+        "Please subtract {b} from {a}.",
+        "What do you get when you subtract {b} from {a}?",
+      ],
+      heldOutSentences: [
+        "If I subtract {b} from {a}, what is the result?",
+        "Start at {a} and take away {b}: what remains?",
+      ],
+      answers: [
+        "So {a} - {b} = {r}.",
+        "The difference is {r}.",
+        "{a} minus {b} is {r}.",
+        "The answer is {r}.",
+      ],
     },
   },
   {
     name: "mul",
     op: "*",
     ok: (a, b) => a * b <= INT_MAX,
-    phrased: {
-      questions: [
-        "What is {a} times {b}?",
-        "What is {a} * {b}?",
-        "Multiply {a} by {b}.",
-        "Compute the product of {a} and {b}.",
-        "How much is {a} x {b}?",
-        "What is {a} multiplied by {b}?",
-        "Calculate {a} * {b}.",
-        "What do you get when you multiply {a} and {b}?",
+    text: {
+      nounPhrases: [
+        "{a} * {b}",
+        "{a}*{b}",
+        "{a} times {b}",
+        "{a} x {b}",
+        "{a} multiplied by {b}",
+        "the product of {a} and {b}",
       ],
-      answers: ["So {a} * {b} = {r}.", "The product is {r}.", "{a} times {b} is {r}."],
+      sentences: [
+        "Multiply {a} by {b}.",
+        "Multiply {a} and {b}.",
+        "What do you get when you multiply {a} and {b}?",
+        "If you multiply {a} by {b}, what do you get?",
+        "Please multiply {a} by {b}.",
+      ],
+      heldOutSentences: [
+        "If I multiply {a} by {b}, what is the result?",
+        "Take {a} and multiply it by {b}: how much is it?",
+      ],
+      answers: [
+        "So {a} * {b} = {r}.",
+        "The product is {r}.",
+        "{a} times {b} is {r}.",
+        "The answer is {r}.",
+      ],
     },
   },
   {
     name: "div",
     op: "/",
     ok: (_a, b) => b !== 0,
-    phrased: {
-      questions: [
-        "What is {a} divided by {b}, rounded down?",
-        "What is {a} / {b} in integer division?",
+    text: {
+      nounPhrases: [
+        "{a} / {b}",
+        "{a}/{b}",
+        "{a} divided by {b}",
+        "{a} divided by {b}, rounded down",
+        "the integer quotient of {a} and {b}",
+        "the quotient of {a} divided by {b}",
+        "{a} / {b} in integer division",
+      ],
+      sentences: [
+        "Divide {a} by {b}.",
         "Divide {a} by {b} (integer part).",
-        "Compute the integer quotient of {a} and {b}.",
         "How many times does {b} fit into {a}?",
-        "What is the whole-number part of {a} / {b}?",
-        "Calculate {a} / {b} with integer division.",
+        "How many times does {b} go into {a}?",
         "What is the quotient when {a} is divided by {b}?",
       ],
-      answers: ["So {a} / {b} = {r}.", "The quotient is {r}.", "{a} divided by {b} is {r}."],
+      heldOutSentences: [
+        "If I divide {a} by {b}, what is the whole-number result?",
+        "Divide {a} by {b} for me: what whole number comes out?",
+      ],
+      answers: [
+        "So {a} / {b} = {r}.",
+        "The quotient is {r}.",
+        "{a} divided by {b} is {r}.",
+        "The answer is {r}.",
+      ],
     },
   },
   {
     name: "mod",
     op: "%",
     ok: (_a, b) => b !== 0,
-    phrased: {
-      questions: [
-        "What is {a} mod {b}?",
-        "What is {a} % {b}?",
-        "What is the remainder of {a} divided by {b}?",
-        "Compute {a} modulo {b}.",
-        "Find the remainder when {a} is divided by {b}.",
-        "What remains when {a} is divided by {b}?",
-        "Calculate {a} % {b}.",
-        "What is {a} modulo {b}?",
+    text: {
+      nounPhrases: [
+        "{a} % {b}",
+        "{a}%{b}",
+        "{a} mod {b}",
+        "{a} modulo {b}",
+        "the remainder of {a} divided by {b}",
+        "the remainder when {a} is divided by {b}",
       ],
-      answers: ["So {a} % {b} = {r}.", "The remainder is {r}.", "{a} mod {b} is {r}."],
+      sentences: [
+        "What remains when {a} is divided by {b}?",
+        "Find the remainder when {a} is divided by {b}.",
+        "What is left over when dividing {a} by {b}?",
+        "Divide {a} by {b} and give the remainder.",
+      ],
+      heldOutSentences: [
+        "If I divide {a} by {b}, what is the remainder?",
+        "Reduce {a} modulo {b}: what is left?",
+      ],
+      answers: [
+        "So {a} % {b} = {r}.",
+        "The remainder is {r}.",
+        "{a} mod {b} is {r}.",
+        "The answer is {r}.",
+      ],
     },
   },
 ];
@@ -195,16 +271,16 @@ function binaryTask(def: (typeof binaryOps)[number]): TaskDefinition {
         );
         if (!def.ok(a, b) || (def.op !== "+" && def.op !== "-" && def.op !== "*" && b === 0))
           continue;
-        return instance(def.name, `${a},${b}`, def.phrased, { a, b }, `[C: ${a}${def.op}${b}]`);
+        return instance(def.name, `${a},${b}`, def.text, { a, b }, `[C: ${a}${def.op}${b}]`);
       }
     },
   };
 }
 
-/** Tasks whose code is a small loop; `make` returns values for the phrasing and the code. */
+/** Tasks whose code is a small loop. */
 function loopTask(
   name: string,
-  phrased: Phrased,
+  text: TaskText,
   draw: (rng: Rng) => Record<string, number>,
   code: (v: Record<string, number>) => string,
 ): TaskDefinition {
@@ -212,8 +288,7 @@ function loopTask(
     name,
     draw(rng) {
       const v = draw(rng);
-      const key = Object.values(v).join(",");
-      return instance(name, key, phrased, v, `[C: ${code(v)}]`);
+      return instance(name, Object.values(v).join(","), text, v, `[C: ${code(v)}]`);
     },
   };
 }
@@ -223,17 +298,25 @@ export const TASKS: TaskDefinition[] = [
   loopTask(
     "power",
     {
-      questions: [
-        "What is {a} to the power of {n}?",
-        "Compute {a}^{n}.",
-        "What is {a} raised to the power {n}?",
-        "Calculate {a} to the {n}.",
-        "What is {a}**{n}?",
-        "Raise {a} to the power {n}.",
-        "How much is {a} to the power {n}?",
-        "Evaluate {a}^{n}.",
+      nounPhrases: [
+        "{a}^{n}",
+        "{a}**{n}",
+        "{a} to the power of {n}",
+        "{a} to the power {n}",
+        "{a} raised to the power {n}",
+        "{a} raised to the {nth} power",
+        "{a} to the {n}",
       ],
-      answers: ["So {a}^{n} = {r}.", "{a} to the power of {n} is {r}."],
+      sentences: [
+        "Raise {a} to the power {n}.",
+        "Raise {a} to the {nth} power.",
+        "Multiply {a} by itself {n} times.",
+      ],
+      heldOutSentences: [
+        "If I raise {a} to the power {n}, what is the result?",
+        "Take {a} to the power {n}: how much is it?",
+      ],
+      answers: ["So {a}^{n} = {r}.", "{a} to the power of {n} is {r}.", "The answer is {r}."],
     },
     (rng) => {
       const a = rng.int(2, 99);
@@ -245,17 +328,19 @@ export const TASKS: TaskDefinition[] = [
   loopTask(
     "factorial",
     {
-      questions: [
-        "What is {n} factorial?",
-        "What is {n}!?",
-        "Compute the factorial of {n}.",
-        "Calculate {n}!.",
-        "What is the factorial of {n}?",
-        "Find {n} factorial.",
-        "How much is {n}!?",
-        "Evaluate {n} factorial.",
+      nounPhrases: [
+        "{n}!",
+        "{n} factorial",
+        "the factorial of {n}",
+        "factorial({n})",
+        "the product of the numbers from 1 to {n}",
       ],
-      answers: ["So {n}! = {r}.", "The factorial of {n} is {r}."],
+      sentences: ["Multiply all the numbers from 1 to {n}.", "Take the factorial of {n}."],
+      heldOutSentences: [
+        "If I take the factorial of {n}, what is the result?",
+        "Multiply together all the numbers from 1 to {n}: what is it?",
+      ],
+      answers: ["The answer is {r}.", "That gives {r}.", "So the factorial of {n} is {r}."],
     },
     (rng) => ({ n: rng.int(1, 20) }),
     ({ n }) => `long f=1; for(int i=2;i<=${n};i++) f*=i; return f;`,
@@ -263,17 +348,24 @@ export const TASKS: TaskDefinition[] = [
   loopTask(
     "fibonacci",
     {
-      questions: [
-        "What is the {nth} Fibonacci number?",
-        "Compute Fibonacci number {n}.",
-        "What is fib({n})?",
-        "Find the {nth} term of the Fibonacci sequence.",
-        "Calculate F({n}), the Fibonacci number.",
-        "What is Fibonacci({n})?",
-        "Give me Fibonacci number {n}.",
-        "Which number is at position {n} in the Fibonacci sequence?",
+      nounPhrases: [
+        "the {nth} Fibonacci number",
+        "Fibonacci number {n}",
+        "fib({n})",
+        "Fibonacci({n})",
+        "the {nth} term of the Fibonacci sequence",
+        "the Fibonacci number at position {n}",
+        "F({n}) in the Fibonacci sequence",
       ],
-      answers: ["So fib({n}) = {r}.", "The Fibonacci number is {r}."],
+      sentences: [
+        "Which number is at position {n} in the Fibonacci sequence?",
+        "Give the {nth} Fibonacci number.",
+      ],
+      heldOutSentences: [
+        "In the Fibonacci sequence, what is the {nth} term?",
+        "Run the Fibonacci sequence to term {n}: which number is it?",
+      ],
+      answers: ["The answer is {r}.", "That gives {r}.", "So fib({n}) = {r}."],
     },
     (rng) => ({ n: rng.int(1, 90) }),
     ({ n }) => `long a=0,b=1; for(int i=0;i<${n};i++){long t=a+b;a=b;b=t;} return a;`,
@@ -281,17 +373,26 @@ export const TASKS: TaskDefinition[] = [
   loopTask(
     "gcd",
     {
-      questions: [
-        "What is the gcd of {a} and {b}?",
-        "What is gcd({a}, {b})?",
-        "Find the greatest common divisor of {a} and {b}.",
-        "Compute the GCD of {a} and {b}.",
-        "What is the greatest common factor of {a} and {b}?",
-        "Calculate gcd({a},{b}).",
-        "What is the largest number dividing both {a} and {b}?",
-        "Find the highest common factor of {a} and {b}.",
+      nounPhrases: [
+        "the gcd of {a} and {b}",
+        "gcd({a}, {b})",
+        "gcd({a},{b})",
+        "the greatest common divisor of {a} and {b}",
+        "the GCD of {a} and {b}",
+        "the greatest common factor of {a} and {b}",
+        "the highest common factor of {a} and {b}",
+        "the largest number dividing both {a} and {b}",
       ],
-      answers: ["So gcd({a}, {b}) = {r}.", "The greatest common divisor is {r}."],
+      sentences: ["Which is the largest number that divides both {a} and {b}?"],
+      heldOutSentences: [
+        "If I want the greatest common divisor of {a} and {b}, what is it?",
+        "Reduce {a} and {b} to their greatest common divisor: what is it?",
+      ],
+      answers: [
+        "So gcd({a}, {b}) = {r}.",
+        "The greatest common divisor is {r}.",
+        "The answer is {r}.",
+      ],
     },
     (rng) => {
       const g = rng.digits(1, 3);
@@ -302,17 +403,26 @@ export const TASKS: TaskDefinition[] = [
   loopTask(
     "lcm",
     {
-      questions: [
-        "What is the lcm of {a} and {b}?",
-        "What is lcm({a}, {b})?",
-        "Find the least common multiple of {a} and {b}.",
-        "Compute the LCM of {a} and {b}.",
-        "What is the smallest common multiple of {a} and {b}?",
-        "Calculate lcm({a},{b}).",
-        "What is the lowest common multiple of {a} and {b}?",
-        "Find the smallest number divisible by both {a} and {b}.",
+      nounPhrases: [
+        "the lcm of {a} and {b}",
+        "lcm({a}, {b})",
+        "lcm({a},{b})",
+        "the least common multiple of {a} and {b}",
+        "the LCM of {a} and {b}",
+        "the lowest common multiple of {a} and {b}",
+        "the smallest common multiple of {a} and {b}",
+        "the smallest number divisible by both {a} and {b}",
       ],
-      answers: ["So lcm({a}, {b}) = {r}.", "The least common multiple is {r}."],
+      sentences: ["Which is the smallest number that both {a} and {b} divide?"],
+      heldOutSentences: [
+        "If I want the least common multiple of {a} and {b}, what is it?",
+        "Bring {a} and {b} to their least common multiple: what is it?",
+      ],
+      answers: [
+        "So lcm({a}, {b}) = {r}.",
+        "The least common multiple is {r}.",
+        "The answer is {r}.",
+      ],
     },
     (rng) => ({ a: rng.int(2, 9999), b: rng.int(2, 9999) }),
     ({ a, b }) => `long x=${a},y=${b}; while(y){long t=x%y;x=y;y=t;} return ${a}/x*${b};`,
@@ -321,45 +431,77 @@ export const TASKS: TaskDefinition[] = [
     name: "prime",
     draw(rng) {
       const n = rng.digits(1, 7);
-      const phrased: Phrased = {
-        questions: [
-          "Is {n} a prime number?",
+      const wording: TaskWording = {
+        yesNo: true,
+        nounPhrases: [],
+        sentences: [
           "Is {n} prime?",
-          "Check whether {n} is prime.",
-          "Tell me if {n} is a prime.",
-          "Determine if {n} is prime.",
+          "Is {n} a prime?",
+          "Is {n} a prime number?",
           "Is the number {n} prime?",
-          "Can {n} be a prime number?",
-          "Find out whether {n} is a prime number.",
+          "Is {n} prime or not?",
+          "Is {n} a prime or not?",
+          "Is {n} prime or composite?",
+          "Check whether {n} is prime.",
+          "Check if {n} is a prime number.",
+          "Tell me if {n} is a prime.",
+          "Tell me whether {n} is prime.",
+          "Determine if {n} is prime.",
+          "Determine whether {n} is a prime number.",
+          "Can you check if {n} is prime?",
+          "Find out whether {n} is prime.",
+          "Test {n} for primality.",
+          "Is {n} a prime number or not?",
+          "{n}: prime or not?",
+          "Would {n} be a prime number?",
+          "Decide whether {n} is prime.",
         ],
-        answers: [],
+        heldOutSentences: [
+          "Do you know if {n} is a prime number?",
+          "I wonder whether {n} is prime.",
+          "Hello, is {n} prime, yes or no?",
+          "Would you say {n} is a prime?",
+          "Help me check if {n} is prime, please.",
+          "Is it true that {n} is prime?",
+        ],
       };
-      const questions = phrased.questions.map((q) => fill(q, { n }));
       const say = (r: string) => (r === "1" ? `Yes, ${n} is prime.` : `No, ${n} is not prime.`);
       return {
         task: "prime",
         key: `${n}`,
-        questions,
+        values: { n },
+        wording,
         code: `[C: long n=${n}; if(n<2) return 0; for(long d=2;d*d<=n;d++) if(n%d==0) return 0; return 1;]`,
         answer: say,
-        directAnswer: say,
       };
     },
   },
   loopTask(
     "count_primes",
     {
-      questions: [
-        "How many primes are there below {n}?",
-        "Count the prime numbers less than {n}.",
-        "How many prime numbers are smaller than {n}?",
-        "What is the number of primes under {n}?",
-        "Count primes below {n}.",
-        "How many primes lie below {n}?",
-        "Find how many primes are less than {n}.",
-        "What is the count of primes smaller than {n}?",
+      nounPhrases: [
+        "the number of primes below {n}",
+        "the number of primes less than {n}",
+        "the number of prime numbers under {n}",
+        "the count of primes smaller than {n}",
+        "the count of prime numbers below {n}",
+        "how many primes are below {n}",
       ],
-      answers: ["There are {r} primes below {n}.", "So the count is {r}."],
+      sentences: [
+        "How many primes are there below {n}?",
+        "How many primes are less than {n}?",
+        "How many prime numbers are smaller than {n}?",
+        "How many primes lie below {n}?",
+        "Count the primes below {n}.",
+        "Count the prime numbers less than {n}.",
+        "Count primes under {n}.",
+        "Find how many primes are less than {n}.",
+      ],
+      heldOutSentences: [
+        "If I list the primes below {n}, how many are there?",
+        "Count up the prime numbers smaller than {n}: how many?",
+      ],
+      answers: ["There are {r} primes below {n}.", "So the count is {r}.", "The answer is {r}."],
     },
     (rng) => ({ n: rng.digits(2, 5) }),
     ({ n }) =>
@@ -368,17 +510,26 @@ export const TASKS: TaskDefinition[] = [
   loopTask(
     "sum_primes",
     {
-      questions: [
-        "What is the sum of all primes below {n}?",
-        "Add up the prime numbers less than {n}.",
-        "What do the primes under {n} sum to?",
-        "Compute the sum of primes smaller than {n}.",
-        "Sum the primes below {n}.",
-        "What is the total of all primes less than {n}?",
-        "Find the sum of every prime below {n}.",
-        "What is the sum of the prime numbers under {n}?",
+      nounPhrases: [
+        "the sum of all primes below {n}",
+        "the sum of the primes less than {n}",
+        "the sum of the prime numbers under {n}",
+        "the total of all primes smaller than {n}",
+        "the sum of every prime below {n}",
       ],
-      answers: ["The primes below {n} sum to {r}.", "So the sum is {r}."],
+      sentences: [
+        "Add up the prime numbers less than {n}.",
+        "Add up the primes below {n}.",
+        "What do the primes under {n} sum to?",
+        "What do the primes below {n} add up to?",
+        "Sum the primes below {n}.",
+        "Sum all prime numbers smaller than {n}.",
+      ],
+      heldOutSentences: [
+        "If I add up the primes below {n}, what total do I get?",
+        "Sum up every prime number smaller than {n}: how much is it?",
+      ],
+      answers: ["The primes below {n} sum to {r}.", "So the sum is {r}.", "The answer is {r}."],
     },
     (rng) => ({ n: rng.digits(2, 5) }),
     ({ n }) =>
@@ -387,17 +538,26 @@ export const TASKS: TaskDefinition[] = [
   loopTask(
     "sum_range",
     {
-      questions: [
-        "What is the sum of the integers from {a} to {b}?",
+      nounPhrases: [
+        "the sum of the integers from {a} to {b}",
+        "the sum of all numbers from {a} to {b}",
+        "the sum of every integer between {a} and {b} inclusive",
+        "the total of all whole numbers from {a} to {b}",
+        "the sum from {a} up to {b}",
+        "{a} + ... + {b}",
+      ],
+      sentences: [
         "Add up all numbers from {a} to {b}.",
-        "What is {a} + ... + {b}?",
-        "Compute the sum of every integer between {a} and {b} inclusive.",
+        "Add up the integers from {a} through {b}.",
         "Sum the numbers {a} through {b}.",
         "What do the integers from {a} to {b} add up to?",
-        "Find the total of all whole numbers from {a} to {b}.",
-        "What is the sum from {a} up to {b}?",
+        "What do the numbers from {a} to {b} sum to?",
       ],
-      answers: ["The sum from {a} to {b} is {r}.", "So the total is {r}."],
+      heldOutSentences: [
+        "If I add every number from {a} to {b}, what total do I get?",
+        "Add each number from {a} to {b}: what is the sum?",
+      ],
+      answers: ["The sum from {a} to {b} is {r}.", "So the total is {r}.", "The answer is {r}."],
     },
     (rng) => {
       const a = rng.digits(1, 4);
@@ -408,17 +568,28 @@ export const TASKS: TaskDefinition[] = [
   loopTask(
     "sum_multiples",
     {
-      questions: [
-        "What is the sum of all multiples of {a} or {b} below {n}?",
+      nounPhrases: [
+        "the sum of all multiples of {a} or {b} below {n}",
+        "the sum of the multiples of {a} or {b} less than {n}",
+        "the total of all multiples of {a} or {b} under {n}",
+        "the sum of the numbers below {n} that are multiples of {a} or {b}",
+        "the sum of numbers smaller than {n} divisible by {a} or {b}",
+      ],
+      sentences: [
         "Add up the numbers below {n} that are multiples of {a} or {b}.",
-        "Find the sum of the multiples of {a} or {b} less than {n}.",
         "Sum every number under {n} divisible by {a} or {b}.",
         "What do the multiples of {a} or {b} below {n} add up to?",
-        "Compute the sum of numbers smaller than {n} divisible by {a} or {b}.",
-        "What is the total of all multiples of {a} or {b} under {n}?",
         "If we list the natural numbers below {n} that are multiples of {a} or {b}, what is their sum?",
       ],
-      answers: ["The multiples of {a} or {b} below {n} sum to {r}.", "So the sum is {r}."],
+      heldOutSentences: [
+        "If I add the multiples of {a} or {b} below {n}, what total do I get?",
+        "Take every number under {n} divisible by {a} or {b} and sum them: how much is it?",
+      ],
+      answers: [
+        "The multiples of {a} or {b} below {n} sum to {r}.",
+        "So the sum is {r}.",
+        "The answer is {r}.",
+      ],
     },
     (rng) => {
       const a = rng.int(2, 12);
@@ -431,17 +602,24 @@ export const TASKS: TaskDefinition[] = [
   loopTask(
     "digit_sum",
     {
-      questions: [
-        "What is the digit sum of {n}?",
-        "Add up the digits of {n}.",
-        "What is the sum of the digits of {n}?",
-        "Compute the digit sum of {n}.",
-        "What do the digits of {n} add up to?",
-        "Sum the digits in {n}.",
-        "Find the sum of all digits of {n}.",
-        "What is the total of the digits of the number {n}?",
+      nounPhrases: [
+        "the digit sum of {n}",
+        "the sum of the digits of {n}",
+        "the sum of all digits of {n}",
+        "the total of the digits of {n}",
+        "the digit sum of the number {n}",
       ],
-      answers: ["The digits of {n} sum to {r}.", "So the digit sum is {r}."],
+      sentences: [
+        "Add up the digits of {n}.",
+        "Sum the digits in {n}.",
+        "What do the digits of {n} add up to?",
+        "What do the digits of {n} sum to?",
+      ],
+      heldOutSentences: [
+        "If I add the digits of {n}, what total do I get?",
+        "Take each digit of {n} and sum them: how much is it?",
+      ],
+      answers: ["The digits of {n} sum to {r}.", "So the digit sum is {r}.", "The answer is {r}."],
     },
     (rng) => ({ n: rng.digits(2, 15) }),
     ({ n }) => `long n=${n}, s=0; while(n){s+=n%10;n/=10;} return s;`,
