@@ -23,6 +23,8 @@ export const storiesModelPath = join(modelsDir, "stories260K.gguf");
 
 /** ruffian-nano, trained by this project to answer questions through the VM (training/). */
 export const nanoModelPath = join(modelsDir, "ruffian-nano.gguf");
+/** The same-size model trained to answer without the VM: the baseline of `ruffian eval --table`. */
+export const nanoDirectModelPath = join(modelsDir, "ruffian-nano-direct.gguf");
 /** Greedy answers of the trained PyTorch model, for the GGUF parity test. */
 export const nanoParityPath = join(modelsDir, "ruffian-nano.parity.json");
 

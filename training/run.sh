@@ -4,10 +4,10 @@
 # random choice; both models train for the same number of steps.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-STEPS=${STEPS:-5000}
+STEPS=${STEPS:-5500}
 THREADS=${THREADS:-$(nproc)}
 npm run build
-node dist/src/nano/generate.js --split train --styles vm,direct --count 60000 --seed 1 --dir training/data
+node dist/src/nano/generate.js --split train --styles vm,direct --count 80000 --seed 1 --dir training/data
 node dist/src/nano/generate.js --split eval --styles vm,direct --count 800 --seed 2 --dir training/data \
   --questions eval/nano-questions.jsonl
 node dist/src/nano/generate.js --split eval --phrasings seen --styles vm --count 800 --seed 3 \

@@ -108,13 +108,18 @@ export function buildProgram(): Command {
   program
     .command("eval")
     .description("measure how well a model uses the VM on a question set")
-    .option("-m, --model <path>", "GGUF model file or hf: URI (default: the shipped model)")
+    .option("-m, --model <path>", "GGUF model file or hf: URI (default: models/ruffian-nano.gguf)")
     .option("--set <file>", "JSON-lines question set (default: eval/nano-questions.jsonl)")
     .option("--limit <n>", "evaluate only the first n questions")
     .option("--parallel <n>", "sequences decoded together", "8")
     .option("-n, --max-tokens <n>", "token budget per answer", "200")
     .option("--no-inject", "detect regions but inject nothing: the model must guess results")
     .option("--json <file>", "write the full report with every answer")
+    .option("--table", "compare (a) with the VM, (b) injection off, (c) a baseline model")
+    .option(
+      "--baseline <path>",
+      "baseline model of --table (default: models/ruffian-nano-direct.gguf)",
+    )
     .action(async (opts: import("./commands/eval.js").EvalCommandOptions) => {
       const { evalCommand } = await import("./commands/eval.js");
       process.exitCode = await evalCommand(opts);
