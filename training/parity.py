@@ -1,5 +1,7 @@
 # Records ruffian-nano's greedy answers in PyTorch from the exported weights (the same weights.bin
 # the GGUF is made from), so test/nano/parity.test.ts can check llama.cpp writes the same tokens.
+# Like the runtime, when the model has written the expected region the VM's result is appended and
+# the model goes on, so the final sentence is compared too.
 # Usage: python3 training/parity.py training/out/vm training/data/parity-prompts.jsonl OUT.json
 import json
 import sys
@@ -32,10 +34,22 @@ def main():
     tok = Tokenizer(vocab)
     refs = []
     for line in open(prompts_path):
-        prompt = json.loads(line)["prompt"]
-        ids = [tok.bos] + tok.encode(prompt)
+        p = json.loads(line)
+        ids = [tok.bos] + tok.encode(p["prompt"])
         budget = min(MAX_TOKENS, c["nCtx"] - len(ids))
-        refs.append({"prompt": prompt, "max": budget, "tokens": greedy(model, ids, budget, tok.eos)})
+        ref = {"prompt": p["prompt"], "max": budget}
+        region = tok.encode(" " + p["code"]) if "code" in p else None
+        out = greedy(model, ids, budget, tok.eos)
+        if region is not None and out[: len(region)] == region:
+            # In-band the runtime injects here: continue after the injected result.
+            injected = tok.encode(p["injected"])
+            head = region + injected
+            rest = greedy(model, ids + head, budget - len(head), tok.eos)
+            out = head + rest
+            ref["injectedAt"] = len(region)
+            ref["injected"] = p["injected"]
+        ref["tokens"] = out
+        refs.append(ref)
     json.dump(refs, open(dest, "w"))
     print(f"wrote {len(refs)} references to {dest}")
 

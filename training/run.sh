@@ -18,7 +18,8 @@ seen, out = set(), []
 for line in open("training/data/eval-vm.jsonl"):
     e = json.loads(line)
     if e["task"] not in seen:
-        seen.add(e["task"]); out.append({"prompt": e["prompt"]})
+        seen.add(e["task"])
+        out.append({"prompt": e["prompt"], "code": e["code"], "injected": e["injected"]})
 open("training/data/parity-prompts.jsonl", "w").write("".join(json.dumps(o) + "\n" for o in out))
 PY
 for style in vm direct; do

@@ -1,53 +1,75 @@
 // ruffian-nano parity: the shipped GGUF, run by llama.cpp through node-llama-cpp, writes the same
 // greedy tokens as the PyTorch model it was exported from (references from training/parity.py).
-// Compared: everything the model writes up to the end of its [C: …] region. In-band, the runtime
-// injects the result right there; without injection the model would next guess the result's
-// digits, where near-ties between two float implementations may legitimately break differently.
+// As in-band, the references append the VM's result right after the region; both the region and
+// the final sentence written after the injected result are compared token for token.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
-import { getLlama, LlamaLogLevel, type Token } from "node-llama-cpp";
+import {
+  getLlama,
+  LlamaLogLevel,
+  type LlamaContext,
+  type LlamaModel,
+  type Token,
+} from "node-llama-cpp";
 import { nanoModelPath, nanoParityPath } from "../../src/paths.js";
-import { BOS_ID, NANO_VOCAB, SPACE_PIECE, encodeNano } from "../../src/nano/vocab.js";
+import { BOS_ID, encodeNano } from "../../src/nano/vocab.js";
 
 interface Reference {
   prompt: string;
   /** The most tokens the reference was allowed to write. */
   max: number;
   tokens: number[];
+  /** Where the result was injected (token index in `tokens`), and the injected text. */
+  injectedAt?: number;
+  injected?: string;
 }
 
-test("the GGUF gives the trained model's greedy tokens for every task's prompt", async () => {
+/** Greedy tokens after `input`, up to EOS or `max` tokens, on a fresh sequence. */
+async function greedyAfter(
+  model: LlamaModel,
+  context: LlamaContext,
+  input: number[],
+  max: number,
+): Promise<number[]> {
+  const seq = context.getSequence();
+  const out: number[] = [];
+  try {
+    for await (const t of seq.evaluate(input as Token[], { temperature: 0 })) {
+      if (model.isEogToken(t) || out.length >= max) break;
+      out.push(t);
+    }
+  } finally {
+    seq.dispose();
+  }
+  return out;
+}
+
+test("the GGUF writes the trained model's greedy tokens: region, and answer after the injection", async () => {
   const refs = JSON.parse(readFileSync(nanoParityPath, "utf8")) as Reference[];
-  assert.ok(refs.length >= 10);
+  assert.equal(refs.length, 16, "one reference per task");
+  assert.ok(
+    refs.every((r) => r.injectedAt !== undefined),
+    "every reference wrote its region",
+  );
   const llama = await getLlama({ gpu: false, build: "never", logLevel: LlamaLogLevel.error });
   const model = await llama.loadModel({ modelPath: nanoModelPath });
   const context = await model.createContext({ contextSize: 512, threads: 1 });
   try {
     for (const ref of refs) {
-      const input = [BOS_ID, ...encodeNano(ref.prompt)] as Token[];
-      assert.deepEqual(Array.from(model.tokenize(ref.prompt)), input.slice(1));
-      const seq = context.getSequence();
-      const out: number[] = [];
-      // The reference stops at EOS or at its length cap; so must we.
-      for await (const t of seq.evaluate(input, { temperature: 0 })) {
-        if (model.isEogToken(t)) break;
-        out.push(t);
-        if (out.length >= ref.max) break;
-      }
-      seq.dispose();
-      // One token per character here, so a character offset is a token index.
-      const text = ref.tokens.map((t) => NANO_VOCAB[t]!.text).join("");
-      const close = text.indexOf("]" + SPACE_PIECE + "=" + SPACE_PIECE + "VM[");
-      const upTo = close >= 0 ? close + 1 : ref.tokens.length;
-      assert.ok(
-        close >= 0 || out.length === ref.tokens.length,
-        "no region: whole answers compared",
-      );
+      const prompt = [BOS_ID, ...encodeNano(ref.prompt)];
+      assert.deepEqual(Array.from(model.tokenize(ref.prompt)), prompt.slice(1));
+      const at = ref.injectedAt!;
+      const region = await greedyAfter(model, context, prompt, at);
+      assert.deepEqual(region, ref.tokens.slice(0, at), `region for ${JSON.stringify(ref.prompt)}`);
+      const injected = encodeNano(ref.injected!);
+      assert.deepEqual(ref.tokens.slice(at, at + injected.length), injected);
+      const head = ref.tokens.slice(0, at + injected.length);
+      const answer = await greedyAfter(model, context, [...prompt, ...head], ref.max - head.length);
       assert.deepEqual(
-        out.slice(0, upTo),
-        ref.tokens.slice(0, upTo),
-        `prompt ${JSON.stringify(ref.prompt)}`,
+        answer,
+        ref.tokens.slice(head.length),
+        `answer after ${JSON.stringify(ref.injected)} for ${JSON.stringify(ref.prompt)}`,
       );
     }
   } finally {
