@@ -7,11 +7,9 @@ import json
 import sys
 from types import SimpleNamespace
 
-import numpy as np
-import torch
 
 sys.path.insert(0, __import__("os").path.dirname(__file__))
-from train import Llama, Tokenizer, greedy  # noqa: E402
+from train import Llama, Tokenizer, greedy, load_weights  # noqa: E402
 
 MAX_TOKENS = 200
 
@@ -23,13 +21,7 @@ def main():
     c = manifest["config"]
     args = SimpleNamespace(dim=c["nEmbd"], layers=c["nLayer"], heads=c["nHead"], ff=c["nFf"], ctx=c["nCtx"])
     model = Llama(args, c["nVocab"])
-    blob = open(f"{out_dir}/weights.bin", "rb").read()
-    params = dict(model.gguf_weights())
-    with torch.no_grad():
-        for t in manifest["tensors"]:
-            n = int(np.prod(t["shape"]))
-            data = np.frombuffer(blob, dtype="<f4", count=n, offset=t["offset"]).reshape(t["shape"])
-            params[t["name"]].copy_(torch.from_numpy(data.copy()))
+    load_weights(model, out_dir)
     model.eval()
     tok = Tokenizer(vocab)
     refs = []

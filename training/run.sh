@@ -28,14 +28,9 @@ for style in vm direct; do
     --checkpoint-every 1000
 done
 node dist/src/nano/export.js training/out/vm models/ruffian-nano.gguf
-node dist/src/nano/export.js training/out/direct training/out/ruffian-nano-direct.gguf
+node dist/src/nano/export.js training/out/direct models/ruffian-nano-direct.gguf
 python3 training/parity.py training/out/vm training/data/parity-prompts.jsonl models/ruffian-nano.parity.json
-node bin/ruffian.js eval --model models/ruffian-nano.gguf --json training/out/eval-vm.json
-node bin/ruffian.js eval --model models/ruffian-nano.gguf --no-inject --json training/out/eval-noinject.json
-node bin/ruffian.js eval --model training/out/ruffian-nano-direct.gguf --json training/out/eval-direct.json
-node bin/ruffian.js eval --model models/ruffian-nano.gguf --set eval/nano-questions-seen-wording.jsonl \
-  --json training/out/eval-seen.json
-node bin/ruffian.js eval --model models/ruffian-nano.gguf --set eval/nano-questions-seen-wording.jsonl \
-  --no-inject --json training/out/eval-seen-noinject.json
-node bin/ruffian.js eval --model training/out/ruffian-nano-direct.gguf \
-  --set eval/nano-questions-seen-wording.jsonl --json training/out/eval-seen-direct.json
+# The two tables of docs/nano.md: (a) with the VM, (b) injection off, (c) the direct-answer model.
+node bin/ruffian.js eval --table --json training/out/eval-held-out.json
+node bin/ruffian.js eval --table --set eval/nano-questions-seen-wording.jsonl \
+  --json training/out/eval-seen-wording.json

@@ -33,6 +33,7 @@ def parse_args():
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--threads", type=int, default=0, help="0 = all cores")
     p.add_argument("--parity-prompts", default="", help="JSONL of prompts for the parity reference")
+    p.add_argument("--init", default="", help="start from the weights in this output directory")
     p.add_argument("--checkpoint-every", type=int, default=0, help="save weights every N steps")
     p.add_argument("--minutes", type=float, default=0, help="stop early after this many minutes")
     return p.parse_args()
@@ -227,6 +228,22 @@ def greedy(model, ids, max_new, eos):
     return out
 
 
+def load_weights(model, out):
+    """Loads weights written by save_weights (the GGUF names map onto the model's parameters)."""
+    import numpy as np
+
+    with open(os.path.join(out, "manifest.json")) as f:
+        manifest = json.load(f)
+    with open(os.path.join(out, "weights.bin"), "rb") as f:
+        blob = f.read()
+    params = dict(model.gguf_weights())
+    with torch.no_grad():
+        for t in manifest["tensors"]:
+            n = math.prod(t["shape"])
+            data = np.frombuffer(blob, dtype="<f4", count=n, offset=t["offset"]).reshape(t["shape"])
+            params[t["name"]].copy_(torch.from_numpy(data.copy()))
+
+
 def save_weights(model, a, out, n_vocab, training):
     """Writes one little-endian f32 blob plus a manifest of names, shapes and offsets."""
     os.makedirs(out, exist_ok=True)
@@ -257,6 +274,8 @@ def main():
     tok = Tokenizer(a.vocab)
     seqs = load_examples(a.data, tok, a.ctx)
     model = Llama(a, len(tok.tokens))
+    if a.init:
+        load_weights(model, a.init)
     n_params = sum(p.numel() for p in model.parameters())
     print(f"examples {len(seqs)}  params {n_params}  threads {torch.get_num_threads()}", flush=True)
     opt = torch.optim.AdamW(model.parameters(), lr=a.lr, betas=(0.9, 0.95), weight_decay=0.01)
@@ -292,7 +311,7 @@ def main():
     elapsed = time.time() - start
     model.eval()
     training = {
-        "data": a.data, "examples": len(seqs), "steps": step, "batch": a.batch, "lr": a.lr,
+        "data": a.data, "init": a.init or None, "examples": len(seqs), "steps": step, "batch": a.batch, "lr": a.lr,
         "dim": a.dim, "layers": a.layers, "heads": a.heads, "ff": a.ff,
         "seed": a.seed, "params": n_params, "seconds": round(elapsed, 1),
         "threads": torch.get_num_threads(), "final_loss": log[-1]["loss"] if log else None,

@@ -18,6 +18,8 @@ export interface EvalAnswer {
   question: EvalQuestion;
   text: string;
   correct: boolean;
+  /** The final line carries the result, whatever else it says (see isCorrect). */
+  resultInAnswer: boolean;
   /** The answer wrote the expected region exactly. */
   codeExact: boolean;
   /** The answer contained a region at all. */
@@ -28,6 +30,7 @@ export interface TaskScore {
   task: string;
   total: number;
   correct: number;
+  resultInAnswer: number;
   codeExact: number;
 }
 
@@ -49,12 +52,23 @@ export function finalLine(text: string): string {
   return lines[lines.length - 1] ?? "";
 }
 
-/** Grades an answer: yes/no questions by the first word, numeric ones by the number appearing whole. */
-export function isCorrect(q: EvalQuestion, text: string): boolean {
+/** The final line carries the result as a whole number (the sign included). */
+export function carriesResult(q: EvalQuestion, text: string): boolean {
   const last = finalLine(text);
   if (q.task === "prime") return q.result === "1" ? /^Yes\b/.test(last) : /^No\b/.test(last);
   const escaped = q.result.replace(/[-]/g, "\\-");
   return new RegExp(`(^|[^\\d-])${escaped}($|[^\\d])`).test(last) && !/VM\[/.test(last);
+}
+
+/** Grades an answer: its final line carries the result, and every other number in that line is one
+ * of the question's — "There are 669 primes below 4000." for "below 5000" is wrong, and so is
+ * "1 divided by 93 is 0." for 1 % 93, although both lines contain the right number somewhere. */
+export function isCorrect(q: EvalQuestion, text: string): boolean {
+  if (!carriesResult(q, text)) return false;
+  const given = new Set(q.question.match(/\d+/g) ?? []);
+  return (finalLine(text).match(/-?\d+/g) ?? []).every(
+    (n) => n === q.result || given.has(n.replace(/^-/, "")),
+  );
 }
 
 export interface EvalOptions {
@@ -96,6 +110,7 @@ export async function evaluate(
         question: q,
         text,
         correct: isCorrect(q, text),
+        resultInAnswer: carriesResult(q, text),
         codeExact: q.code !== undefined && text.includes(q.code),
         wroteRegion: /\[C:/.test(text),
       });
@@ -108,10 +123,12 @@ export async function evaluate(
       task: a.question.task,
       total: 0,
       correct: 0,
+      resultInAnswer: 0,
       codeExact: 0,
     };
     t.total++;
     if (a.correct) t.correct++;
+    if (a.resultInAnswer) t.resultInAnswer++;
     if (a.codeExact) t.codeExact++;
     tasks.set(t.task, t);
   }

@@ -1,5 +1,5 @@
 // Turns evaluation reports into the per-task comparison table of docs/nano.md: one column per run
-// (with the VM, injection off, a baseline model), plus how often the first run wrote the exact region.
+// (with the VM, injection off, a baseline model), plus the first run's result-carrying and exact-region rates.
 import type { EvalReport } from "./nano-eval.js";
 
 export interface LabelledReport {
@@ -11,12 +11,20 @@ function percent(n: number, total: number): string {
   return total ? `${((100 * n) / total).toFixed(1)}%` : "-";
 }
 
-/** A Markdown table; the region-exact column is the first report's. Tasks keep the order in
+/** A Markdown table; the last two columns are the first report's: how often the final line
+ * carried the result at all (correct or not in the rest), and how often the region was exact. Tasks keep the order in
  * which the first report met them. */
 export function comparisonTable(runs: readonly LabelledReport[]): string {
   if (runs.length === 0) throw new Error("comparisonTable needs at least one report");
   const first = runs[0]!.report;
-  const header = ["task", "n", ...runs.map((r) => r.label), `region exact (${runs[0]!.label})`];
+  const a = runs[0]!.label;
+  const header = [
+    "task",
+    "n",
+    ...runs.map((r) => r.label),
+    `result in answer ${a}`,
+    `region exact ${a}`,
+  ];
   const rows = first.byTask.map((t) => [
     t.task,
     String(t.total),
@@ -24,16 +32,19 @@ export function comparisonTable(runs: readonly LabelledReport[]): string {
       const s = report.byTask.find((x) => x.task === t.task);
       return s ? percent(s.correct, s.total) : "-";
     }),
+    percent(t.resultInAnswer, t.total),
     percent(t.codeExact, t.total),
   ]);
+  const resultInAnswer = first.byTask.reduce((sum, t) => sum + t.resultInAnswer, 0);
   const codeExact = first.byTask.reduce((sum, t) => sum + t.codeExact, 0);
   rows.push([
     "**all**",
     String(first.total),
     ...runs.map(({ report }) => `**${percent(report.correct, report.total)}**`),
+    percent(resultInAnswer, first.total),
     percent(codeExact, first.total),
   ]);
   const line = (cells: string[]) => `| ${cells.join(" | ")} |`;
-  const align = ["---", "---:", ...runs.map(() => "---:"), "---:"];
+  const align = ["---", "---:", ...runs.map(() => "---:"), "---:", "---:"];
   return [line(header), line(align), ...rows.map(line)].join("\n") + "\n";
 }

@@ -9,6 +9,9 @@ export type Split = "train" | "eval";
 /** vm: the answer is a [C: …] region, the injected result, then a sentence using it.
  * direct: the answer is the sentence alone (the no-VM baseline of the evaluation). */
 export type AnswerStyle = "vm" | "direct";
+/** varied: final sentences may restate the question's numbers ("So 4821 * 377 = 1817517.");
+ * plain: only sentences that carry the result alone ("The product is 1817517."). */
+export type AnswerSentences = "varied" | "plain";
 
 export interface Example {
   task: string;
@@ -51,9 +54,10 @@ export function makeExample(
   question: string,
   style: AnswerStyle,
   result = computeResult(inst),
+  answers: AnswerSentences = "varied",
 ): Example {
   const injected = ` = VM[${result}]`;
-  const finalSentence = inst.answer(result);
+  const finalSentence = inst.answer(result, answers === "plain");
   const prompt = renderNanoPrompt([{ role: "user", text: question }]);
   const completion =
     style === "vm" ? ` ${inst.code}${injected}\n${finalSentence}\n` : ` ${finalSentence}\n`;
@@ -79,6 +83,7 @@ export function* generateExamples(
   /** Evaluation questions use held-out wordings by default; "seen" keeps training wordings
    * (numbers stay held out), to tell wording from number generalization apart. */
   phrasings: "held-out" | "seen" = "held-out",
+  answers: AnswerSentences = "varied",
 ): Generator<Example[]> {
   const rng = new Rng(seed);
   for (let i = 0; i < count; i++) {
@@ -91,6 +96,6 @@ export function* generateExamples(
         ? fill(heldOutQuestion(inst.wording, rng), inst.values)
         : fill(trainingQuestion(inst.wording, rng), inst.values);
     const result = computeResult(inst);
-    yield styles.map((style) => makeExample(inst, question, style, result));
+    yield styles.map((style) => makeExample(inst, question, style, result, answers));
   }
 }

@@ -30,6 +30,7 @@ async function main(): Promise<void> {
       dir: { type: "string" },
       phrasings: { type: "string", default: "held-out" },
       questions: { type: "string" },
+      answers: { type: "string", default: "varied" },
     },
   });
   const split = values.split as Split;
@@ -38,16 +39,26 @@ async function main(): Promise<void> {
   if (styles.some((s) => s !== "vm" && s !== "direct"))
     throw new Error(`--styles: vm and/or direct`);
   if (!values.dir) throw new Error("--dir DIR is required");
+  if (values.answers !== "varied" && values.answers !== "plain")
+    throw new Error("--answers: varied or plain");
+  const answers = values.answers;
   mkdirSync(values.dir, { recursive: true });
   writeFileSync(join(values.dir, "vocab.json"), JSON.stringify(vocabTable()));
-  const tag = values.phrasings === "seen" ? "-seen" : "";
+  const tag = (values.phrasings === "seen" ? "-seen" : "") + (answers === "plain" ? "-plain" : "");
   const outs = styles.map((s) => createWriteStream(join(values.dir!, `${split}${tag}-${s}.jsonl`)));
   // The evaluation's question set: what `ruffian eval` reads (eval/*.jsonl in the repo).
   const questions = values.questions ? createWriteStream(values.questions) : undefined;
   let n = 0;
   const phrasings = values.phrasings === "seen" ? "seen" : "held-out";
   const count = Number(values.count);
-  for (const examples of generateExamples(count, Number(values.seed), split, styles, phrasings)) {
+  for (const examples of generateExamples(
+    count,
+    Number(values.seed),
+    split,
+    styles,
+    phrasings,
+    answers,
+  )) {
     for (let i = 0; i < outs.length; i++) {
       const out = outs[i]!;
       if (!out.write(JSON.stringify(examples[i]) + "\n")) {

@@ -42,8 +42,9 @@ export interface TaskInstance {
   wording: TaskWording;
   /** The C region the model writes, including the [C: …] markers. */
   code: string;
-  /** Final sentence given the VM's result text. */
-  answer(result: string): string;
+  /** Final sentence given the VM's result text; `plain` picks one that restates none of the
+   * question's numbers ("The product is 1817517." rather than "So 4821 * 377 = 1817517."). */
+  answer(result: string, plain?: boolean): string;
 }
 
 export interface TaskDefinition {
@@ -79,14 +80,17 @@ function instance(
   const filled = typeof values.n === "number" ? { ...values, nth: ordinal(values.n) } : values;
   let h = 0;
   for (const ch of key) h = (h * 31 + ch.charCodeAt(0)) >>> 0;
+  const plain = text.answers.filter((t) => !/\{(?!r\})\w+\}/.test(t));
   const template = text.answers[h % text.answers.length]!;
+  const plainTemplate = plain[h % plain.length] ?? template;
   return {
     task,
     key,
     values: filled,
     wording: text,
     code,
-    answer: (result) => fill(template, { ...filled, r: result }),
+    answer: (result, usePlain) =>
+      fill(usePlain ? plainTemplate : template, { ...filled, r: result }),
   };
 }
 
