@@ -9,6 +9,8 @@ export interface ResponseMeta {
   created: number;
   model: string;
   promptTokens: number;
+  /** Prompt tokens found in the slot's KV cache and not decoded again (prefix reuse). */
+  cachedTokens: number;
 }
 
 const bytesOf = (text: string) => [...Buffer.from(text, "utf8")];
@@ -49,6 +51,7 @@ export function usageOf(meta: ResponseMeta, choices: readonly Choice[]) {
     prompt_tokens: meta.promptTokens,
     completion_tokens: completion,
     total_tokens: meta.promptTokens + completion,
+    prompt_tokens_details: { cached_tokens: meta.cachedTokens },
   };
 }
 

@@ -48,6 +48,7 @@ async function complete(
     created: Math.floor(Date.now() / 1000),
     model: ctx.modelId,
     promptTokens: plan.promptTokens.length,
+    cachedTokens: 0,
   };
   const wantLogprobs = plan.logprobs >= 0;
   const stops = plan.request.stop ?? [];
@@ -104,6 +105,7 @@ async function complete(
             if (ev.type !== "done") flush(c, false);
           },
           onEnd: (outcome) => {
+            if (c.index === 0) meta.cachedTokens = ticket.reused;
             if ("error" in outcome) failure ??= outcome.error;
             else flush(c, true);
             end();
