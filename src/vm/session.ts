@@ -4,7 +4,7 @@
 // VmFailure; nothing a program does escapes as an exception.
 import v8 from "node:v8";
 import { GlobalScope } from "../c/ast.js";
-import { TrapCode, generateModule, type CompiledModule } from "../c/codegen.js";
+import { OVERFLOW_OPS, TrapCode, generateModule, type CompiledModule } from "../c/codegen.js";
 import { CompileError } from "../c/errors.js";
 import { C_LIBRARY, HOST_DECLARATIONS } from "../c/library.js";
 import { ENTRY_NAME, mainArgs, parse, type ParseHost } from "../c/parse.js";
@@ -24,6 +24,8 @@ export interface VmOptions {
   intrinsics?: IntrinsicRegistry;
   /** argv[0] of a whole program's main (default "main.c"). */
   programName?: string;
+  /** Signed integer overflow wraps, as with gcc -fwrapv, instead of trapping (default false). */
+  wrapv?: boolean;
 }
 
 /** Ints visible to C code as the global `memory[]`; they survive from block to block. */
@@ -89,6 +91,7 @@ export class VmSession {
   private readonly slots = new Map<string, number>();
   private readonly memoryAddr: number;
   private readonly programName: string;
+  private readonly wrapv: boolean;
   private argvAddr = 0;
   private readonly host: HostState;
   /** Bumped whenever definitions change, so cached call() modules are rebuilt. */
@@ -107,6 +110,7 @@ export class VmSession {
     this.limits = resolveLimits(options.profile, options.limits);
     this.intrinsics = options.intrinsics ?? new IntrinsicRegistry();
     this.programName = options.programName ?? "main.c";
+    this.wrapv = options.wrapv ?? false;
     this.mem = new VmMemory(this.limits.memoryBytes, this.limits.stackBytes);
     this.scope = baseScope().clone();
     this.memoryAddr = this.mem.allocStatic(MEMORY_INTS * 4);
@@ -278,6 +282,7 @@ export class VmSession {
       memoryPages: this.mem.pages,
       stackLow: this.mem.stackLow,
       maxCallDepth: this.limits.maxCallDepth,
+      wrapv: this.wrapv,
     });
   }
 
@@ -373,7 +378,8 @@ export class VmSession {
     } catch (e) {
       if (e instanceof ExitSignal) exitCode = e.code;
       else {
-        error = toVmError(e, "runtime");
+        const coded = codedTrap(e, compiled, this.limits.maxCallDepth);
+        error = coded ?? toVmError(e, "runtime");
         if (error.line === 0 && error.kind === "runtime") {
           const at = trapPosition(e, compiled);
           if (at) error = { ...error, ...at };
@@ -491,6 +497,16 @@ export function valueText(v: VmValue): string {
   return String(x);
 }
 
+/** UBSan's wording, with the hint a model or a user needs to fix the program. */
+function overflowMessage(k: number): string {
+  const op = OVERFLOW_OPS[k >> 1]!;
+  const is64 = (k & 1) === 1;
+  const what = op === "unary -" ? "negation" : `'${op}'`;
+  return is64
+    ? `signed integer overflow: the result of ${what} does not fit in long (64 bits; use unsigned long to wrap, or [CALC: …] for exact integers)`
+    : `signed integer overflow: the result of ${what} does not fit in int (int is 32 bits: use long)`;
+}
+
 function trapFor(code: number, line: number, col: number, maxDepth: number): Error {
   switch (code) {
     case TrapCode.divisionByZero:
@@ -503,9 +519,41 @@ function trapFor(code: number, line: number, col: number, maxDepth: number): Err
       return new VmTrap("runtime", "assertion failed", line, col);
     case TrapCode.exit:
       return new ExitSignal(line);
+    case TrapCode.nullPointer:
+      return new VmTrap("runtime", "null pointer dereference (address below 1024)", line, col);
     default:
+      if (code >= TrapCode.overflow && code < TrapCode.overflow + OVERFLOW_OPS.length * 2)
+        return new VmTrap("runtime", overflowMessage(code - TrapCode.overflow), line, col);
       return new VmTrap("runtime", `trap ${code}`, line, col);
   }
+}
+
+/** The wasm function and code offset a trap or host exception came from. */
+function trapSite(
+  e: unknown,
+  compiled: CompiledModule,
+): { fn: CompiledModule["positions"][number]; offset: number } | null {
+  const stack = e instanceof Error ? (e.stack ?? "") : "";
+  const m = /wasm-function\[(\d+)\]:0x([0-9a-f]+)/.exec(stack);
+  if (!m) return null;
+  const fn = compiled.positions[Number(m[1]) - compiled.imports.length];
+  if (!fn) return null;
+  return { fn, offset: parseInt(m[2]!, 16) - fn.codeStart };
+}
+
+/** An `unreachable` the code generator placed for a C error (see FuncBuilder.trapHere). */
+function codedTrap(e: unknown, compiled: CompiledModule, maxDepth: number): VmError | null {
+  if (!(e instanceof Error) || !/unreachable/.test(e.message)) return null;
+  const site = trapSite(e, compiled);
+  if (!site) return null;
+  const traps = site.fn.traps;
+  for (let k = 0; k < traps.length; k += 2) {
+    if (traps[k] !== site.offset) continue;
+    const at = trapPosition(e, compiled) ?? { line: 0, column: 0 };
+    const trap = trapFor(traps[k + 1]!, at.line, at.column, maxDepth);
+    return trap instanceof VmTrap ? toVmError(trap, "runtime") : null;
+  }
+  return null;
 }
 
 /** Finds the source position of the wasm instruction a trap or host exception came from. */
@@ -513,12 +561,9 @@ function trapPosition(
   e: unknown,
   compiled: CompiledModule,
 ): { line: number; column: number } | null {
-  const stack = e instanceof Error ? (e.stack ?? "") : "";
-  const m = /wasm-function\[(\d+)\]:0x([0-9a-f]+)/.exec(stack);
-  if (!m) return null;
-  const fn = compiled.positions[Number(m[1]) - compiled.imports.length];
-  if (!fn) return null;
-  const offset = parseInt(m[2]!, 16) - fn.codeStart;
+  const site = trapSite(e, compiled);
+  if (!site) return null;
+  const { fn, offset } = site;
   let best: { line: number; column: number } | null = null;
   for (let k = 0; k < fn.entries.length; k += 3) {
     if (fn.entries[k]! > offset) break;
