@@ -564,7 +564,7 @@ class FunctionGenerator {
   private meter(w: number): void {
     const fb = this.fb;
     fb.globalGet(GLOBAL_FUEL).i32(w).op(Op.i32_sub).globalSet(GLOBAL_FUEL);
-    fb.globalGet(GLOBAL_FUEL).i32(0).op(Op.i32_lt_s).blockOp(Op.if).call(1).op(Op.end);
+    fb.globalGet(GLOBAL_FUEL).i32(0).op(Op.i32_lt_s).blockOp(Op.if).trapPoint().call(1).op(Op.end);
   }
   /** Loop back-edges count into a wasm local (a register) and settle with the shared tank only
    * every LOCAL_FUEL_BATCH units and when the function returns, keeping hot loops tight. */
@@ -575,7 +575,7 @@ class FunctionGenerator {
     fb.localGet(m).i32(w).op(Op.i32_add).localTee(m).i32(LOCAL_FUEL_BATCH).op(Op.i32_gt_s);
     fb.blockOp(Op.if);
     this.settleFuel();
-    fb.globalGet(GLOBAL_FUEL).i32(0).op(Op.i32_lt_s).blockOp(Op.if).call(1).op(Op.end);
+    fb.globalGet(GLOBAL_FUEL).i32(0).op(Op.i32_lt_s).blockOp(Op.if).trapPoint().call(1).op(Op.end);
     fb.op(Op.end);
   }
   /** Charges a counted loop's whole cost once, before it starts (see countedLoop). */
@@ -604,14 +604,14 @@ class FunctionGenerator {
       .i64(1n << 30n)
       .op(Op.i64_gt_s);
     fb.blockOp(Op.if);
-    fb.localGet(t).op(Op.f64_convert_i64_s).call(2);
+    fb.localGet(t).op(Op.f64_convert_i64_s).trapPoint().call(2);
     fb.op(Op.else);
     if (this.fuelLocal < 0) this.fuelLocal = fb.addLocal("i32");
     const m = this.fuelLocal;
     fb.localGet(m).localGet(t).op(Op.i32_wrap_i64).op(Op.i32_add).localTee(m);
     fb.i32(LOCAL_FUEL_BATCH).op(Op.i32_gt_s).blockOp(Op.if);
     this.settleFuel();
-    fb.globalGet(GLOBAL_FUEL).i32(0).op(Op.i32_lt_s).blockOp(Op.if).call(1).op(Op.end);
+    fb.globalGet(GLOBAL_FUEL).i32(0).op(Op.i32_lt_s).blockOp(Op.if).trapPoint().call(1).op(Op.end);
     fb.op(Op.end);
     fb.op(Op.end);
   }
@@ -676,6 +676,10 @@ class FunctionGenerator {
         return;
       case "double":
         fb.mem(Op.f64_store, 3, offset);
+        return;
+      case "ptr":
+        // The whole 8-byte slot, so the high half reads as zero to code that type-puns it.
+        fb.op(Op.i64_extend_i32_u).mem(Op.i64_store, 3, offset);
         return;
       default:
         fb.mem(Op.i32_store, 2, offset);
@@ -896,6 +900,7 @@ class FunctionGenerator {
         if (n.init) this.stmt(n.init);
         const w = weight(n.then) + weight(n.cond) + weight(n.inc);
         const counted = countedLoop(n);
+        this.fb.at(n);
         if (counted) this.chargeCountedLoop(counted, w);
         fb.blockOp(Op.block);
         this.labels.push("break");
@@ -911,6 +916,7 @@ class FunctionGenerator {
         fb.op(Op.end);
         this.labels.pop();
         if (n.inc) this.discard(n.inc);
+        if (!counted) this.fb.at(n);
         if (!counted) this.meterLoop(w);
         fb.br(0);
         fb.op(Op.end);
@@ -929,6 +935,7 @@ class FunctionGenerator {
         this.stmt(n.then!);
         fb.op(Op.end);
         this.labels.pop();
+        this.fb.at(n);
         this.meterLoop(weight(n.then) + weight(n.cond));
         this.cond(n.cond!);
         fb.brIf(0);

@@ -213,11 +213,11 @@ export class VmSession {
     if (this.argvAddr === 0) {
       const name = Buffer.from(this.programName + "\0", "utf8");
       const str = this.mem.allocStatic(name.length, 1);
-      const arr = this.mem.allocStatic(8, 4);
+      const arr = this.mem.allocStatic(16, 8);
       if (str === 0 || arr === 0) throw new CompileError("limit", "out of memory for argv", 0, 0);
       this.mem.writeBytes(str, name);
-      this.mem.dv.setUint32(arr, str, true);
-      this.mem.dv.setUint32(arr + 4, 0, true);
+      this.mem.dv.setBigUint64(arr, BigInt(str), true);
+      this.mem.dv.setBigUint64(arr + 8, 0n, true);
       this.argvAddr = arr;
     }
     return this.argvAddr;
@@ -291,7 +291,7 @@ export class VmSession {
     const lib = hostLibrary(this.host);
     const core = {
       trap: (code: number, line: number, col: number) => {
-        throw trapFor(code, line, col, this.limits.maxCallDepth);
+        throw trapFor(code, line, col, this.limits);
       },
       refuel: () => this.refuel(),
       charge: (units: number) => this.charge(units),
@@ -331,18 +331,17 @@ export class VmSession {
     this.charged += units;
     const used = this.granted - this.fuel!.value + this.charged;
     if (used >= this.limits.maxInstructions)
-      throw new VmTrap("limit", "instruction limit exceeded", 0, 0);
+      throw new VmTrap("limit", limitMessage("instructions", this.limits), 0, 0);
     if (units > 1000 && now() > this.deadline)
-      throw new VmTrap("limit", `time limit exceeded (${this.limits.wallClockMs} ms)`, 0, 0);
+      throw new VmTrap("limit", limitMessage("time", this.limits), 0, 0);
   }
 
   private refuel(): void {
     const fuel = this.fuel!;
     const used = this.granted - fuel.value + this.charged;
     if (used >= this.limits.maxInstructions)
-      throw new VmTrap("limit", "instruction limit exceeded", 0, 0);
-    if (now() > this.deadline)
-      throw new VmTrap("limit", `time limit exceeded (${this.limits.wallClockMs} ms)`, 0, 0);
+      throw new VmTrap("limit", limitMessage("instructions", this.limits), 0, 0);
+    if (now() > this.deadline) throw new VmTrap("limit", limitMessage("time", this.limits), 0, 0);
     const chunk = Math.min(FUEL_CHUNK, this.limits.maxInstructions - used);
     fuel.value = chunk;
     this.granted = used - this.charged + chunk;
@@ -378,9 +377,9 @@ export class VmSession {
     } catch (e) {
       if (e instanceof ExitSignal) exitCode = e.code;
       else {
-        const coded = codedTrap(e, compiled, this.limits.maxCallDepth);
+        const coded = codedTrap(e, compiled, this.limits);
         error = coded ?? toVmError(e, "runtime");
-        if (error.line === 0 && error.kind === "runtime") {
+        if (error.line === 0 && (error.kind === "runtime" || error.kind === "limit")) {
           const at = trapPosition(e, compiled);
           if (at) error = { ...error, ...at };
         }
@@ -507,14 +506,31 @@ function overflowMessage(k: number): string {
     : `signed integer overflow: the result of ${what} does not fit in int (int is 32 bits: use long)`;
 }
 
-function trapFor(code: number, line: number, col: number, maxDepth: number): Error {
+/** A limit error names the limit, its value and how to raise it. */
+export function limitMessage(
+  which: "instructions" | "time" | "depth" | "stack",
+  limits: VmLimits,
+): string {
+  switch (which) {
+    case "instructions":
+      return `instruction limit exceeded (${limits.maxInstructions} instructions; raise maxInstructions or use a larger profile, e.g. --profile large)`;
+    case "time":
+      return `time limit exceeded (${limits.wallClockMs} ms; raise wallClockMs or use a larger profile, e.g. --profile large)`;
+    case "depth":
+      return `stack overflow (call depth limit ${limits.maxCallDepth}; raise maxCallDepth or use a larger profile)`;
+    case "stack":
+      return `stack overflow (shadow stack of ${limits.stackBytes} bytes exhausted; raise stackBytes or use a larger profile)`;
+  }
+}
+
+function trapFor(code: number, line: number, col: number, limits: VmLimits): Error {
   switch (code) {
     case TrapCode.divisionByZero:
       return new VmTrap("runtime", "division by zero", line, col);
     case TrapCode.stackOverflow:
-      return new VmTrap("limit", "stack overflow (shadow stack exhausted)", line, col);
+      return new VmTrap("limit", limitMessage("stack", limits), line, col);
     case TrapCode.callDepth:
-      return new VmTrap("limit", `stack overflow (call depth limit ${maxDepth})`, line, col);
+      return new VmTrap("limit", limitMessage("depth", limits), line, col);
     case TrapCode.assertion:
       return new VmTrap("runtime", "assertion failed", line, col);
     case TrapCode.exit:
@@ -542,7 +558,7 @@ function trapSite(
 }
 
 /** An `unreachable` the code generator placed for a C error (see FuncBuilder.trapHere). */
-function codedTrap(e: unknown, compiled: CompiledModule, maxDepth: number): VmError | null {
+function codedTrap(e: unknown, compiled: CompiledModule, limits: VmLimits): VmError | null {
   if (!(e instanceof Error) || !/unreachable/.test(e.message)) return null;
   const site = trapSite(e, compiled);
   if (!site) return null;
@@ -550,7 +566,7 @@ function codedTrap(e: unknown, compiled: CompiledModule, maxDepth: number): VmEr
   for (let k = 0; k < traps.length; k += 2) {
     if (traps[k] !== site.offset) continue;
     const at = trapPosition(e, compiled) ?? { line: 0, column: 0 };
-    const trap = trapFor(traps[k + 1]!, at.line, at.column, maxDepth);
+    const trap = trapFor(traps[k + 1]!, at.line, at.column, limits);
     return trap instanceof VmTrap ? toVmError(trap, "runtime") : null;
   }
   return null;
@@ -579,7 +595,13 @@ function toVmError(e: unknown, fallback: VmErrorKind): VmError {
   if (e instanceof VmTrap)
     return { kind: e.kind, message: e.message, line: e.line, column: e.column };
   if (e instanceof RangeError && /call stack/i.test(e.message))
-    return { kind: "limit", message: "stack overflow (host stack exhausted)", line: 0, column: 0 };
+    return {
+      kind: "limit",
+      message:
+        "stack overflow (the host's native stack is exhausted before maxCallDepth; recursion this deep needs a loop or an explicit stack)",
+      line: 0,
+      column: 0,
+    };
   const msg = e instanceof Error ? e.message : String(e);
   if (/out of bounds/.test(msg) && !/table/.test(msg))
     return { kind: "runtime", message: "memory access out of bounds", line: 0, column: 0 };
