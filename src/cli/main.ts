@@ -84,6 +84,7 @@ export function buildProgram(): Command {
     .option("--profile <name>", "sandbox profile: tiny, small, medium, large, huge")
     .option("--stats", "print compile/run statistics")
     .option("--json", "print the whole result as JSON")
+    .option("--fwrapv", "signed integer overflow wraps (as gcc -fwrapv) instead of trapping")
     .action(async (file: string | undefined, opts: import("./commands/exec.js").ExecOptions) => {
       const { execCommand } = await import("./commands/exec.js");
       process.exitCode = await execCommand(file, opts);
