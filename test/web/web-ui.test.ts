@@ -78,7 +78,7 @@ describe("web UI on ruffian serve (ruffian-nano)", () => {
     const points = await page.$eval('#panel-chat .chart[data-series="entropy"]', (e) =>
       Number((e as HTMLElement).dataset.points),
     );
-    // The same request without streaming, over plain HTTP: the server's own token count.
+    // The same request without streaming, over plain HTTP: the tokens the server generated.
     const response = await fetch(`${server.url}/v1/chat/completions`, {
       method: "POST",
       headers: { "content-type": "application/json" },
@@ -91,12 +91,26 @@ describe("web UI on ruffian serve (ruffian-nano)", () => {
       }),
     });
     const body = (await response.json()) as {
-      usage: { completion_tokens: number };
-      choices: Array<{ logprobs: { content: unknown[] } }>;
+      choices: Array<{ logprobs: { content: Array<{ token: string }> } }>;
     };
+    const generated = body.choices[0]!.logprobs.content;
     assert.ok(points > 5, `points: ${points}`);
-    assert.equal(points, body.usage.completion_tokens);
-    assert.equal(points, body.choices[0]!.logprobs.content.length);
+    assert.equal(points, generated.length);
+    // And every one of them is a token span in the page's answer, in order.
+    const spans = await page.$$eval("#panel-chat .answer .tok", (els) =>
+      els.map((e) => ({ piece: (e as HTMLElement).dataset.piece, text: e.textContent ?? "" })),
+    );
+    const tokens: string[] = [];
+    for (const span of spans) {
+      const last = tokens.length - 1;
+      if (last >= 0 && spans[spans.indexOf(span) - 1]?.piece === span.piece)
+        tokens[last] += span.text;
+      else tokens.push(span.text);
+    }
+    assert.deepEqual(
+      tokens,
+      generated.map((t) => t.token),
+    );
     // uPlot drew them: the canvas exists and has a non-zero size.
     const canvas = await page.$eval('#panel-chat .chart[data-series="entropy"] canvas', (c) => ({
       w: (c as HTMLCanvasElement).width,
