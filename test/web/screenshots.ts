@@ -35,7 +35,7 @@ try {
     "#playground-code",
     "int square(int x) { return x * x; }\n\nint main() {\n  int total = 0;\n  for (int i = 1; i <= 10; i++) total += square(i)\n  return total;\n}\n",
   );
-  await page.click("form button[type=submit]");
+  await page.click("#panel-playground button[type=submit]");
   await page.waitForSelector(".exec-error");
   await page.screenshot({ path: join(out, "web-playground.png") });
 
