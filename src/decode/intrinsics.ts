@@ -7,9 +7,11 @@
 import { IntrinsicRegistry } from "../vm/intrinsics.js";
 import type { Engine } from "../engine/types.js";
 import type { LogitState } from "./logit-state.js";
+import { bindSteeringIntrinsics, type SteeringHost } from "../steer/intrinsics.js";
+import type { HookPoint } from "../steer/hook-points.js";
 
 /** What the loop provides to the intrinsics of one sequence. */
-export interface IntrinsicHost {
+export interface IntrinsicHost extends SteeringHost {
   readonly engine: Engine;
   readonly seq: number;
   /** The logits VM code is looking at right now; throws when there are none. */
@@ -210,6 +212,9 @@ export function bindIntrinsics(
   });
   registry.define("int vm_rewind_len(void)", () => host.previousMemo().length);
 
+  // ---- steering by hook-point name, control vectors, lookahead ----
+  bindSteeringIntrinsics(host, registry);
+
   return registry;
 }
 
@@ -256,5 +261,17 @@ export class LiveBinding implements IntrinsicHost {
   }
   addActivation(layer: number, dim: number, delta: number): void {
     this.live().addActivation(layer, dim, delta);
+  }
+  loadVector(name: string): number {
+    return this.live().loadVector(name);
+  }
+  applyVector(id: number, scale: number): void {
+    this.live().applyVector(id, scale);
+  }
+  clearVector(): void {
+    this.live().clearVector();
+  }
+  lookahead(token: number, steps: number, score: "entropy" | HookPoint): number {
+    return this.live().lookahead(token, steps, score);
   }
 }

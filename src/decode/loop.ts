@@ -23,6 +23,7 @@ import type { Region, RegionSyntax } from "./scanner.js";
 import type { SamplerOptions } from "./sampler.js";
 import { SequenceState, type LiveVm } from "./sequence.js";
 import { MASKED_LOGIT } from "./logit-state.js";
+import type { ControlVector } from "../steer/control-vector.js";
 
 export interface GenerationRequest {
   /** Engine sequence id (default 0). */
@@ -43,6 +44,8 @@ export interface GenerationRequest {
   live?: LiveVm;
   /** Reuse the longest prefix of the sequence's KV cache that matches the new prompt. */
   reusePrefix?: boolean;
+  /** Control vectors VM code may load by name with cvec_load (see docs/steering.md). */
+  vectors?: ReadonlyMap<string, ControlVector>;
 }
 
 export interface DecodeLoopOptions {
@@ -100,6 +103,7 @@ export class DecodeLoop {
         syntaxes: r.syntaxes,
         inject: r.inject ?? true,
         live: r.live,
+        vectors: r.vectors,
       });
     });
     if (new Set(seqs.map((s) => s.seq)).size !== seqs.length) {

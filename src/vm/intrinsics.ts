@@ -45,6 +45,13 @@ export const KNOWN_INTRINSICS = new Set([
   "vm_rewind_memo",
   "vm_rewind_read",
   "vm_rewind_len",
+  "act_read",
+  "act_norm",
+  "cvec_load",
+  "cvec_apply",
+  "cvec_clear",
+  "vm_lookahead",
+  "vm_lookahead_norm",
 ]);
 
 /** What an intrinsic's implementation can do with the calling program's memory. */

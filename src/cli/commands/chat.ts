@@ -10,6 +10,7 @@ import { pipeLoop, ttyLoop } from "../chat/repl.js";
 import { openModelWithProgress } from "../chat/loading.js";
 import { modelCacheDir } from "./models.js";
 import { basename } from "node:path";
+import { applyVectorArguments } from "../../steer/vector-args.js";
 
 export interface ChatOptions {
   model?: string;
@@ -27,6 +28,7 @@ export interface ChatOptions {
   modelsDir?: string;
   /** auto, cpu, cuda, vulkan or metal. */
   device?: string;
+  controlVector?: string[];
 }
 
 const DEVICES = ["auto", "cpu", "cuda", "vulkan", "metal"] as const;
@@ -66,6 +68,13 @@ export async function chatCommand(opts: ChatOptions = {}): Promise<number> {
     });
   } catch (err) {
     process.stderr.write(`ruffian chat: ${(err as Error).message}\n`);
+    return 1;
+  }
+  try {
+    settings.vectors = applyVectorArguments(opts.controlVector, engine);
+  } catch (err) {
+    process.stderr.write(`ruffian chat: ${(err as Error).message}\n`);
+    engine.dispose();
     return 1;
   }
   try {
