@@ -37,6 +37,8 @@ export interface ParseHost {
   intrinsicType(name: string): Type | undefined;
   /** True for the names Ruffian reserves for intrinsics, registered or not. */
   isKnownIntrinsic(name: string): boolean;
+  /** Address of `main`'s argv: { argv[0], NULL } in VM memory (0 when there is none). */
+  argv?(): number;
 }
 
 export interface StaticInit {
@@ -52,6 +54,8 @@ export interface ParsedBlock {
   inits: StaticInit[];
   /** The synthetic function holding top-level statements, if there are any. */
   entry: Func | null;
+  /** The block is a whole program: it defines main and the entry runs it. */
+  runsMain: boolean;
 }
 
 interface Scope {
@@ -461,7 +465,14 @@ class Parser {
       for (const [k, v] of this.topRefs) if (!this.entry.refs.has(k)) this.entry.refs.set(k, v);
       this.finishEntry();
     }
-    return { scope: this.g, defined: this.defined, inits: this.inits, entry: this.entry };
+    const definesMain = this.defined.some((f) => f.name === "main");
+    return {
+      scope: this.g,
+      defined: this.defined,
+      inits: this.inits,
+      entry: this.entry,
+      runsMain: definesMain && !this.hasStatements,
+    };
   }
 
   private ensureEntry(at: Pos): Func {
@@ -546,7 +557,9 @@ class Parser {
         fnTy: main.ty,
         ty: main.ty.ret,
       });
-      call.args = main.ty.params!.map((p) => this.cast(this.num(0, T.int, main), p));
+      call.args = mainArgs(main.ty.params!.length, this.host).map((v, i) =>
+        this.cast(this.num(v, T.int, main), main.ty.params![i]!),
+      );
       this.noteRef("main", main);
       stmts.push(
         main.ty.ret!.kind === "void"
@@ -2127,6 +2140,12 @@ export function wrapInt(v: bigint, ty: Type): bigint {
 function promoteForValue(t: Type): Type {
   if (t.kind === "char" || t.kind === "short" || t.kind === "enum") return T.int;
   return t;
+}
+
+/** main's arguments as C runners pass them: argc 1, argv = { program name, NULL }. */
+export function mainArgs(count: number, host: Pick<ParseHost, "argv">): number[] {
+  const values = [1, count >= 2 ? (host.argv?.() ?? 0) : 0];
+  return values.slice(0, count).concat(new Array(Math.max(0, count - 2)).fill(0));
 }
 
 function withParamNames(ty: Type, names: Token[]): Type {

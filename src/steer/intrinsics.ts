@@ -1,15 +1,11 @@
-// The steering intrinsics of Ruffian's C dialect: activation reads by TransformerLens name
-// (act_read, act_norm), control vectors per sequence and per token (cvec_load, cvec_apply,
-// cvec_clear) and lookahead on a scratch continuation (vm_lookahead, vm_lookahead_norm).
-// Units follow the other intrinsics: scales × 1000, entropy in millinats.
+// What the steering intrinsics (act_read, act_norm, cvec_*, vm_lookahead*, declared in the one
+// table src/decode/intrinsic-table.ts) need: hook points by name, recorded rows, norms, and the
+// host interface for control vectors and lookahead.
 import type { Engine } from "../engine/types.js";
-import type { IntrinsicRegistry } from "../vm/intrinsics.js";
 import { parseHookPoint, type HookPoint } from "./hook-points.js";
 
-/** What the decode loop provides for one sequence. */
+/** What the decode loop provides for one sequence (part of IntrinsicHost). */
 export interface SteeringHost {
-  readonly engine: Engine;
-  readonly seq: number;
   /** Id of a named control vector (loading it on first use); throws for an unknown name. */
   loadVector(name: string): number;
   /** Applies vector `id` × `scale` from the next forward pass on, replacing any other. */
@@ -19,17 +15,17 @@ export interface SteeringHost {
   lookahead(token: number, steps: number, score: "entropy" | HookPoint): number;
 }
 
-/** Hook-point names as VM code passes them, parsed once per name. */
-function hookResolver(engine: Engine): (name: string) => HookPoint {
-  const cache = new Map<string, HookPoint>();
-  return (name) => {
-    let p = cache.get(name);
-    if (!p) {
-      p = parseHookPoint(name, engine.capabilities.nLayer);
-      cache.set(name, p);
-    }
-    return p;
-  };
+const hookCache = new Map<string, HookPoint>();
+/** A hook-point name as VM code passes it, parsed once per name and layer count. */
+export function hookNamed(engine: Engine, name: string): HookPoint {
+  const key = `${engine.capabilities.nLayer}:${name}`;
+  let p = hookCache.get(key);
+  if (!p) {
+    p = parseHookPoint(name, engine.capabilities.nLayer);
+    if (hookCache.size > 1024) hookCache.clear();
+    hookCache.set(key, p);
+  }
+  return p;
 }
 
 /** One recorded row of a hook point at a position: the residual, final norm, keys or values. */
@@ -77,37 +73,4 @@ export function l2(row: Float32Array): number {
   let s = 0;
   for (let i = 0; i < row.length; i++) s += row[i]! * row[i]!;
   return Math.sqrt(s);
-}
-
-export function bindSteeringIntrinsics(host: SteeringHost, registry: IntrinsicRegistry): void {
-  const { engine, seq } = host;
-  const hook = hookResolver(engine);
-
-  registry.define(
-    "float act_read(char *, int, int)",
-    (ctx, name: number, pos: number, dim: number) => {
-      const row = activationRow(engine, seq, hook(ctx.readString(name, 256)), pos);
-      if (!Number.isInteger(dim) || dim < 0 || dim >= row.length)
-        throw new RangeError(`dimension ${dim} is outside 0..${row.length - 1}`);
-      return row[dim]!;
-    },
-  );
-  registry.define("float act_norm(char *, int)", (ctx, name: number, pos: number) =>
-    l2(activationRow(engine, seq, hook(ctx.readString(name, 256)), pos)),
-  );
-  registry.define("int cvec_load(char *)", (ctx, name: number) =>
-    host.loadVector(ctx.readString(name, 256)),
-  );
-  registry.define("void cvec_apply(int, int)", (_c, id: number, scale: number) =>
-    host.applyVector(id, scale / 1000),
-  );
-  registry.define("void cvec_clear(void)", () => host.clearVector());
-  registry.define("int vm_lookahead(int, int)", (_c, token: number, steps: number) =>
-    Math.round(host.lookahead(token, steps, "entropy") * 1000),
-  );
-  registry.define(
-    "float vm_lookahead_norm(int, int, char *)",
-    (ctx, token: number, steps: number, name: number) =>
-      host.lookahead(token, steps, hook(ctx.readString(name, 256))),
-  );
 }

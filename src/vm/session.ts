@@ -7,7 +7,7 @@ import { GlobalScope } from "../c/ast.js";
 import { TrapCode, generateModule, type CompiledModule } from "../c/codegen.js";
 import { CompileError } from "../c/errors.js";
 import { C_LIBRARY, HOST_DECLARATIONS } from "../c/library.js";
-import { ENTRY_NAME, parse, type ParseHost } from "../c/parse.js";
+import { ENTRY_NAME, mainArgs, parse, type ParseHost } from "../c/parse.js";
 import { preprocess } from "../c/preprocess.js";
 import { tokenize } from "../c/tokenize.js";
 import { T, arrayOf, typeName, type Type } from "../c/types.js";
@@ -22,6 +22,8 @@ export interface VmOptions {
   profile?: VmProfileName;
   limits?: Partial<VmLimits>;
   intrinsics?: IntrinsicRegistry;
+  /** argv[0] of a whole program's main (default "main.c"). */
+  programName?: string;
 }
 
 /** Ints visible to C code as the global `memory[]`; they survive from block to block. */
@@ -86,6 +88,8 @@ export class VmSession {
   private readonly intrinsics: IntrinsicRegistry;
   private readonly slots = new Map<string, number>();
   private readonly memoryAddr: number;
+  private readonly programName: string;
+  private argvAddr = 0;
   private readonly host: HostState;
   /** Bumped whenever definitions change, so cached call() modules are rebuilt. */
   private version = 0;
@@ -102,6 +106,7 @@ export class VmSession {
   constructor(options: VmOptions = {}) {
     this.limits = resolveLimits(options.profile, options.limits);
     this.intrinsics = options.intrinsics ?? new IntrinsicRegistry();
+    this.programName = options.programName ?? "main.c";
     this.mem = new VmMemory(this.limits.memoryBytes, this.limits.stackBytes);
     this.scope = baseScope().clone();
     this.memoryAddr = this.mem.allocStatic(MEMORY_INTS * 4);
@@ -155,6 +160,7 @@ export class VmSession {
         libraryType: (name) => hostTypes!.get(name),
         intrinsicType: (name) => this.intrinsics.get(name)?.ty,
         isKnownIntrinsic: (name) => KNOWN_INTRINSICS.has(name),
+        argv: () => this.argv(),
       });
       if (parsed.entry) {
         parsed.scope.funcs.set(ENTRY_NAME, parsed.entry);
@@ -182,8 +188,35 @@ export class VmSession {
       return this.finish(stats, { ok: true, value: { ctype: "void", value: null } });
     }
     const fty = compiled.exports.get(root)!;
-    const args = root === "main" ? fty.params!.map((p) => defaultArg(p)) : [];
-    return this.execute(compiled, instance, root, fty, args, stats);
+    const args =
+      root === "main"
+        ? mainArgs(fty.params!.length, { argv: () => this.argv() }).map((v, i) =>
+            fty.params![i]!.kind === "long" ? BigInt(v) : v,
+          )
+        : [];
+    const outcome = this.execute(compiled, instance, root, fty, args, stats);
+    if (outcome.ok && parsed.runsMain && outcome.exitCode === undefined) {
+      const v = outcome.value.value;
+      const code =
+        typeof v === "number" || typeof v === "bigint" ? Number(BigInt.asUintN(8, BigInt(v))) : 0;
+      return { ...outcome, exitCode: code };
+    }
+    return outcome;
+  }
+
+  /** { argv[0], NULL } for main, written once per session. */
+  private argv(): number {
+    if (this.argvAddr === 0) {
+      const name = Buffer.from(this.programName + "\0", "utf8");
+      const str = this.mem.allocStatic(name.length, 1);
+      const arr = this.mem.allocStatic(8, 4);
+      if (str === 0 || arr === 0) throw new CompileError("limit", "out of memory for argv", 0, 0);
+      this.mem.writeBytes(str, name);
+      this.mem.dv.setUint32(arr, str, true);
+      this.mem.dv.setUint32(arr + 4, 0, true);
+      this.argvAddr = arr;
+    }
+    return this.argvAddr;
   }
 
   /** Calls a function defined by an earlier block (hooks call fn(step) before every token). */
@@ -350,8 +383,10 @@ export class VmSession {
     stats.runMs = now() - t0;
     stats.instructions = Math.max(0, this.granted - this.fuel.value + this.charged);
     if (error) return this.failure(error, this.host.out.text(), stats);
-    if (exitCode !== null)
-      return this.finish(stats, { ok: true, value: { ctype: "int", value: exitCode } });
+    if (exitCode !== null) {
+      const done = this.finish(stats, { ok: true, value: { ctype: "int", value: exitCode } });
+      return { ...done, exitCode: exitCode & 0xff } as VmOutcome;
+    }
     return this.finish(stats, { ok: true, value: this.toValue(result, fty.ret!) });
   }
 
@@ -428,10 +463,6 @@ function compileUncached(bytes: Uint8Array): object {
   } finally {
     if (toggled) v8.setFlagsFromString("--liftoff");
   }
-}
-
-function defaultArg(t: Type): number | bigint {
-  return t.kind === "long" ? 0n : 0;
 }
 
 function toWasmArg(a: number | bigint, t: Type): number | bigint {
