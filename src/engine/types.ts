@@ -149,9 +149,14 @@ export interface Engine {
    * Adds a control vector to one sequence's residual stream (`l_out-L` += direction, for each
    * layer L in the map, directions already scaled) on every decode until replaced or cleared
    * with null. llama.cpp's own control-vector path serves single-sequence contexts; otherwise the
-   * graph tap applies it to that sequence's rows only.
+   * graph tap applies it to that sequence's rows only. `via: "tap"` forces the tap: each change
+   * of llama.cpp's vector makes its scheduler re-plan the graph, which per-token toggles avoid.
    */
-  setControlVector(seq: number, layers: ReadonlyMap<number, Float32Array> | null): void;
+  setControlVector(
+    seq: number,
+    layers: ReadonlyMap<number, Float32Array> | null,
+    options?: { via?: "auto" | "tap" },
+  ): void;
   /** The control vector set on a sequence (null when none). */
   controlVectorOf(seq: number): ReadonlyMap<number, Float32Array> | null;
   /**

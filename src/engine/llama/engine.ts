@@ -742,7 +742,11 @@ export class LlamaEngine implements Engine {
     this.steering = [];
   }
 
-  setControlVector(seq: number, layers: ReadonlyMap<number, Float32Array> | null): void {
+  setControlVector(
+    seq: number,
+    layers: ReadonlyMap<number, Float32Array> | null,
+    options: { via?: "auto" | "tap" } = {},
+  ): void {
     this.live();
     this.checkSeq(seq);
     const { nEmbd, nLayer, maxSequences } = this.capabilities;
@@ -761,7 +765,8 @@ export class LlamaEngine implements Engine {
     else this.vectorOf.delete(seq);
     // llama.cpp's control vector is context-wide and has no layer 0, so it serves only a
     // single-sequence context; it costs one ggml_add per layer instead of a graph split.
-    const native = !!layers && layers.size > 0 && maxSequences === 1 && !layers.has(0);
+    const native =
+      options.via !== "tap" && !!layers && layers.size > 0 && maxSequences === 1 && !layers.has(0);
     if (native) {
       const data = new Float32Array(nEmbd * (nLayer - 1));
       for (const [layer, v] of layers) data.set(v, (layer - 1) * nEmbd);
