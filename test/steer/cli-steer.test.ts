@@ -91,8 +91,11 @@ test("steer train and --control-vector refuse bad input by name", () => {
     "--out",
     "v.gguf",
   );
-  assert.equal(method.code, 1);
-  assert.match(method.stderr, /--method must be pca or mean-diff, got 'ica'/);
+  assert.equal(method.code, 2);
+  assert.match(
+    method.stderr,
+    /--method <name>' argument 'ica' is invalid. Allowed choices are pca, mean-diff/,
+  );
   const notVector = ruffian(
     "run",
     "-p",

@@ -176,6 +176,6 @@ test("trace and lens refuse bad input with a clear message and exit code", () =>
   assert.notEqual(usage.code, 0);
   assert.match(usage.stderr, /--out/);
   const lens = ruffian("lens", "-p", "x", "--top", "0");
-  assert.equal(lens.code, 1);
-  assert.match(lens.stderr, /--top must be an integer ≥ 1/);
+  assert.equal(lens.code, 2);
+  assert.match(lens.stderr, /--top <k>' argument '0' is invalid. expected an integer ≥ 1/);
 });
