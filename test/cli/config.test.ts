@@ -83,7 +83,10 @@ test("a bad config value is a usage error naming the file and the setting", () =
   // A bad environment value is checked like a flag.
   const envThreads = ruffian(["run", "-p", "hi"], "", { ...home(), RUFFIAN_THREADS: "many" });
   assert.equal(envThreads.code, 2);
-  assert.match(envThreads.stderr, /'--threads <n>' value 'many' from env 'RUFFIAN_THREADS' is invalid/);
+  assert.match(
+    envThreads.stderr,
+    /'--threads <n>' value 'many' from env 'RUFFIAN_THREADS' is invalid/,
+  );
 });
 
 test("commands that load no model ignore the config file", () => {
