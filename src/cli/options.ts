@@ -5,15 +5,22 @@ import { InvalidArgumentError, Option, type Command } from "commander";
 import { readUserConfig, SETTINGS, configPath, type SettingName } from "./config.js";
 import { UsageError } from "./errors.js";
 
-/** A parser for an integer option of at least `min`. */
-export function integerAtLeast(min: number): (raw: string) => number {
+/** A parser for an integer option in [min, max]. */
+export function integerBetween(min: number, max = Infinity): (raw: string) => number {
   return (raw) => {
     const n = Number(raw);
-    if (raw.trim() === "" || !Number.isInteger(n) || n < min)
-      throw new InvalidArgumentError(`expected an integer ≥ ${min}.`);
+    if (raw.trim() === "" || !Number.isInteger(n) || n < min || n > max)
+      throw new InvalidArgumentError(
+        max === Infinity
+          ? `expected an integer ≥ ${min}.`
+          : `expected an integer from ${min} to ${max}.`,
+      );
     return n;
   };
 }
+
+/** A parser for an integer option of at least `min`. */
+export const integerAtLeast = (min: number) => integerBetween(min);
 
 /** A parser for a number option in [min, max]. */
 export function numberBetween(min: number, max = Infinity): (raw: string) => number {

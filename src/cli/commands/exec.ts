@@ -10,6 +10,8 @@ export interface ExecOptions {
   profile?: string;
   stats?: boolean;
   json?: boolean;
+  /** Signed overflow wraps (gcc -fwrapv) instead of trapping. */
+  fwrapv?: boolean;
 }
 
 type Runner = (source: string) => VmOutcome;
@@ -24,10 +26,12 @@ async function readStdin(): Promise<string> {
 async function runnerFor(
   lang: string,
   profile: VmProfileName | undefined,
+  programName: string,
+  wrapv: boolean,
 ): Promise<Runner | string> {
   switch (lang) {
     case "c":
-      return (src) => runC(src, { profile });
+      return (src) => runC(src, { profile, programName, wrapv });
     case "lisp":
       try {
         const modulePath = "../../lisp/index.js";
@@ -83,7 +87,7 @@ export async function execCommand(file: string | undefined, opts: ExecOptions): 
     name = file;
   }
 
-  const runner = await runnerFor(opts.lang, profile);
+  const runner = await runnerFor(opts.lang, profile, name, opts.fwrapv ?? false);
   if (typeof runner === "string") return err(runner);
   const outcome = runner(source);
 
@@ -91,7 +95,12 @@ export async function execCommand(file: string | undefined, opts: ExecOptions): 
     process.stdout.write(JSON.stringify(outcome, jsonSafe, 2) + "\n");
     return outcome.ok ? 0 : 1;
   }
-  if (outcome.ok) {
+  if (outcome.ok && outcome.exitCode !== undefined) {
+    // A whole program, as a C runner (tcc -run) runs it: only what it printed, and its status.
+    process.stdout.write(outcome.stdout);
+    if (outcome.outputTruncated)
+      process.stderr.write("ruffian: output truncated at the output limit\n");
+  } else if (outcome.ok) {
     const text = outcome.text;
     process.stdout.write(text.length > 0 && !text.endsWith("\n") ? text + "\n" : text);
     if (outcome.outputTruncated)
@@ -110,5 +119,6 @@ export async function execCommand(file: string | undefined, opts: ExecOptions): 
         `${s.instructions} instructions, ${s.memoryBytes} bytes of memory\n`,
     );
   }
-  return outcome.ok ? 0 : 1;
+  if (!outcome.ok) return 1;
+  return outcome.exitCode ?? 0;
 }
