@@ -321,7 +321,8 @@ export class LlamaEngine implements Engine {
       contextSize: api.llama_n_ctx(ctx),
       batchSize: api.llama_n_batch(ctx),
       maxSequences: api.llama_n_seq_max(ctx),
-      threads,
+      // What the context really runs with, read back from llama.cpp.
+      threads: api.llama_n_threads(ctx),
       backend,
       reads: { hidden: glassBox, attention: glassBox, kv: glassBox, finalNorm: glassBox },
       steer: glassBox,
