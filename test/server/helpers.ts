@@ -46,3 +46,29 @@ export async function post(
 }
 
 export const question = (a: number, b: number) => `What is ${a} times ${b}?`;
+
+/** A hook program that makes the model write `text` (one character per token) and then go on. */
+export function forceTextHook(text: string): string {
+  return `
+char *want = ${JSON.stringify(text)};
+int ids[64];
+int n;
+int force(int step) {
+  if (step < n) logit_set(ids[step], 1000000);
+  return 0;
+}
+int main() {
+  char buf[32];
+  n = 0;
+  while (want[n]) {
+    int found = -1;
+    for (int id = 0; id < tok_count() && found < 0; id++) {
+      if (tok_str(id, buf) == 1 && buf[0] == want[n]) found = id;
+    }
+    ids[n] = found;
+    n++;
+  }
+  hook_set("force", n);
+  return 0;
+}`;
+}

@@ -3,7 +3,7 @@
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import type { RunningServer } from "../../src/server/server.js";
-import { post, question, serve } from "./helpers.js";
+import { forceTextHook, post, question, serve } from "./helpers.js";
 
 let server: RunningServer;
 before(async () => {
@@ -19,32 +19,6 @@ const chat = (content: string, ruffian?: object, extra: object = {}) =>
     ...(ruffian ? { ruffian } : {}),
     ...extra,
   });
-
-/** A hook program that makes the model write `text` (one character per token) and then go on. */
-function forceText(text: string): string {
-  return `
-char *want = ${JSON.stringify(text)};
-int ids[64];
-int n;
-int force(int step) {
-  if (step < n) logit_set(ids[step], 1000000);
-  return 0;
-}
-int main() {
-  char buf[32];
-  n = 0;
-  while (want[n]) {
-    int found = -1;
-    for (int id = 0; id < tok_count() && found < 0; id++) {
-      if (tok_str(id, buf) == 1 && buf[0] == want[n]) found = id;
-    }
-    ids[n] = found;
-    n++;
-  }
-  hook_set("force", n);
-  return 0;
-}`;
-}
 
 async function expectCorrect(a: number, b: number): Promise<void> {
   const res = await chat(question(a, b));
@@ -90,7 +64,7 @@ int main() { hook_set("spin", 10); return 0; }`;
 
 test("a region that loops gets its limit error injected in-band; concurrent requests finish", async () => {
   const [forced] = await Promise.all([
-    chat(question(2, 3), { hook: forceText(" [C: for(;;);]") }, { max_tokens: 40 }),
+    chat(question(2, 3), { hook: forceTextHook(" [C: for(;;);]") }, { max_tokens: 40 }),
     expectCorrect(4821, 377),
     expectCorrect(1234, 5678),
   ]);
