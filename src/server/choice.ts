@@ -108,7 +108,11 @@ export class Choice {
         out.events.push({ type: "hook-error", hook: ev.hook, step: ev.step, message: ev.message });
         // The loop's own fallback when VM code masked every token is not a hook failure.
         if (ev.hook !== "sampler")
-          this.failure ??= `hook '${ev.hook}' failed at step ${ev.step}: ${ev.message}`;
+          this.failure ??=
+            `hook '${ev.hook}' failed at step ${ev.step}: ${ev.message}` +
+            (/not available from this engine/.test(ev.message)
+              ? " (start the server with --glass-box for activation reads)"
+              : "");
         break;
       case "rewind":
         this.text = this.text.slice(0, Math.max(0, this.text.length - ev.erased.length));

@@ -129,3 +129,28 @@ test("/tokenize and /detokenize round-trip; a token outside the vocabulary is a 
   assert.equal(bad.status, 400);
   assert.equal(bad.json.error.param, "tokens[1]");
 });
+
+test("activation reads in hooks need --glass-box; with it they work", async () => {
+  const hook = `int h(int s) { float v = emb_variance(0, kv_seq_len() - 1); printf("%d\\n", v > 0.0); return 0; }
+int main() { hook_set("h", 2); return 0; }`;
+  const refused = await chat(question(6, 7), { hook });
+  assert.equal(refused.status, 422);
+  assert.match(refused.json.error.message, /--glass-box/);
+  const glassBox = await serve({ slots: 1, glassBox: true });
+  try {
+    const res = await post(glassBox, "/v1/chat/completions", {
+      model: "ruffian-nano",
+      messages: [{ role: "user", content: question(6, 7) }],
+      temperature: 0,
+      ruffian: { hook },
+    });
+    assert.equal(res.status, 200, JSON.stringify(res.json));
+    assert.deepEqual(
+      res.json.ruffian.hookConsole.map((h: { text: string }) => h.text),
+      ["1\n", "1\n"],
+    );
+    assert.match(res.json.choices[0].message.content, /VM\[42\]/);
+  } finally {
+    await glassBox.close();
+  }
+});
