@@ -71,8 +71,11 @@ async function streamOnce(url: string, path: string, body: object): Promise<Clie
   let tokens = 0;
   let text = "";
   const gaps: number[] = [];
-  for await (const part of res.body) {
-    buffer += decoder.decode(part as Uint8Array, { stream: true });
+  const reader = res.body.getReader();
+  for (;;) {
+    const { value: part, done } = await reader.read();
+    if (done) break;
+    buffer += decoder.decode(part, { stream: true });
     let cut;
     while ((cut = buffer.indexOf("\n\n")) >= 0) {
       const line = buffer.slice(0, cut);
