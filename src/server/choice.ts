@@ -4,6 +4,7 @@
 // held back until it cannot).
 import type { DecodeEvent, DoneEvent, TokenEvent } from "../decode/events.js";
 import { describeError } from "../vm/result.js";
+import type { CancelReason } from "./scheduler.js";
 
 export interface RegionReport {
   language: string;
@@ -48,6 +49,8 @@ export class Choice {
   /** Set when a hook or the hook setup failed: the request ends with this error. */
   failure: string | undefined;
   done: DoneEvent | undefined;
+  /** Why the server stopped this choice early, if it did. */
+  cancelled: CancelReason | undefined;
   private pending: Delta = { content: "", events: [], logprobs: [] };
 
   constructor(
@@ -172,7 +175,14 @@ export class Choice {
   /** OpenAI's finish_reason for how the generation ended. */
   get finishReason(): "stop" | "length" {
     const r = this.done?.reason;
-    return r === "max-tokens" || r === "context-full" ? "length" : "stop";
+    return r === "max-tokens" || r === "context-full" || this.cancelled === "deadline"
+      ? "length"
+      : "stop";
+  }
+
+  /** How generation ended, in the loop's words, or "deadline" when the server stopped it. */
+  get stopped(): string | undefined {
+    return this.cancelled === "deadline" ? "deadline" : this.done?.reason;
   }
 }
 

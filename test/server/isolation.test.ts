@@ -3,7 +3,7 @@
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import type { RunningServer } from "../../src/server/server.js";
-import { forceTextHook, post, question, serve } from "./helpers.js";
+import { forceTextHook, metric, post, question, serve } from "./helpers.js";
 
 let server: RunningServer;
 before(async () => {
@@ -152,5 +152,28 @@ int main() { hook_set("h", 2); return 0; }`;
     assert.match(res.json.choices[0].message.content, /VM\[42\]/);
   } finally {
     await glassBox.close();
+  }
+});
+
+test("a generation that runs past its deadline stops with finish_reason length", async () => {
+  const slow = await serve({ slots: 1, deadlineMs: 200 });
+  try {
+    // Each step's hook runs 4M loop iterations: 200 steps cannot finish in 200 ms.
+    const hook = `int burn(int s) { int x = 0; for (int i = 0; i < 4000000; i++) x ^= i; return x; }
+int main() { hook_set("burn", 1000); return 0; }`;
+    const res = await post(slow, "/v1/completions", {
+      model: "ruffian-nano",
+      prompt: "Q: What is 2 times 3?\nA:",
+      max_tokens: 200,
+      temperature: 0,
+      ruffian: { hook, profile: "medium" },
+    });
+    assert.equal(res.status, 200, JSON.stringify(res.json));
+    assert.equal(res.json.choices[0].finish_reason, "length");
+    assert.equal(res.json.ruffian.stopped, "deadline");
+    assert.ok(res.json.usage.completion_tokens < 200);
+    assert.equal(await metric(slow, 'ruffian_requests_cancelled_total{reason="deadline"}'), 1);
+  } finally {
+    await slow.close();
   }
 });
