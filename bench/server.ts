@@ -123,6 +123,7 @@ async function spawnServer(model: string, slots: number): Promise<{ url: string;
 async function serverRun(server: { url: string }, load: Load, clients: number) {
   const url = server.url;
   const modelId = modelIdOf(load.model);
+  const cpuBefore = await metricAt(url, "ruffian_process_process_cpu_seconds_total");
   const start = performance.now();
   const runs = await Promise.all(
     Array.from({ length: clients }, (_, i) =>
@@ -131,15 +132,21 @@ async function serverRun(server: { url: string }, load: Load, clients: number) {
   );
   const seconds = (performance.now() - start) / 1000;
   const tokens = runs.reduce((n, r) => n + r.tokens, 0);
+  const cpu = (await metricAt(url, "ruffian_process_process_cpu_seconds_total")) - cpuBefore;
   return {
     tokensPerSecond: tokens / seconds,
+    cpuMicrosPerToken: (cpu * 1e6) / tokens,
     ttft: runs.map((r) => r.ttftMs),
     gaps: runs.flatMap((r) => r.gapsMs),
   };
 }
 
 /** The engine alone: prompts prefilled together, then one batched greedy decode per step. */
-async function rawRun(load: Load, clients: number, kvUnified: boolean): Promise<number> {
+async function rawRun(
+  load: Load,
+  clients: number,
+  kvUnified: boolean,
+): Promise<{ tokensPerSecond: number; cpuMicrosPerToken: number }> {
   const engine = await openEngine(load.model, {
     sequences: clients,
     contextSize: 512 * clients,
@@ -149,6 +156,7 @@ async function rawRun(load: Load, clients: number, kvUnified: boolean): Promise<
   });
   try {
     const start = performance.now();
+    const cpuStart = process.cpuUsage();
     const prompts = Array.from({ length: clients }, (_, i) =>
       engine.tokenize(load.prompt(i), { addSpecial: true, parseSpecial: true }),
     );
@@ -167,7 +175,11 @@ async function rawRun(load: Load, clients: number, kvUnified: boolean): Promise<
       }
       if (items.length > 0) engine.decode(items);
     }
-    return sampled / ((performance.now() - start) / 1000);
+    const cpu = process.cpuUsage(cpuStart);
+    return {
+      tokensPerSecond: sampled / ((performance.now() - start) / 1000),
+      cpuMicrosPerToken: (cpu.user + cpu.system) / sampled,
+    };
   } finally {
     engine.dispose();
   }
@@ -229,30 +241,44 @@ async function throughputTable(): Promise<void> {
   const llamaServer = findLlamaServer();
   console.log(`threads ${threads}, max_tokens ${maxTokens}, load ${loadAverage()}`);
   console.log(
-    "| model | clients | server tok/s | raw decode tok/s | server/raw | raw kv split tok/s | TTFT p50 / p95 ms | ITL p50 / p95 ms | llama-server tok/s | server/llama-server |",
+    "| model | clients | server tok/s | raw split-KV tok/s | server/raw | raw unified-KV tok/s | server CPU µs/tok | raw split CPU µs/tok | raw/server CPU | raw unified CPU µs/tok | TTFT p50 / p95 ms | ITL p50 / p95 ms | llama-server tok/s | server/llama-server |",
   );
-  console.log("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+  console.log("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
   for (const load of [stories, nano]) {
     for (const clients of [1, 4, 16]) {
       // Best of interleaved rounds: the machine is shared, so each peer gets the same chances.
       const server = await spawnServer(load.model, clients);
-      let s = { tokensPerSecond: 0, ttft: [] as number[], gaps: [] as number[] };
-      let raw = 0;
-      let split = 0;
+      let s = {
+        tokensPerSecond: 0,
+        cpuMicrosPerToken: Infinity,
+        ttft: [] as number[],
+        gaps: [] as number[],
+      };
+      let raw = { tokensPerSecond: 0, cpuMicrosPerToken: Infinity };
+      let split = { tokensPerSecond: 0, cpuMicrosPerToken: Infinity };
+      const best = <T extends { tokensPerSecond: number; cpuMicrosPerToken: number }>(
+        a: T,
+        b: T,
+      ): T => ({
+        ...(b.tokensPerSecond > a.tokensPerSecond ? b : a),
+        cpuMicrosPerToken: Math.min(a.cpuMicrosPerToken, b.cpuMicrosPerToken),
+      });
       try {
         await serverRun(server, load, clients); // warm-up: compile caches, first allocations
         for (let r = 0; r < rounds; r++) {
-          const run = await serverRun(server, load, clients);
-          if (run.tokensPerSecond > s.tokensPerSecond) s = run;
-          raw = Math.max(raw, await rawRun(load, clients, true));
-          split = Math.max(split, await rawRun(load, clients, false));
+          s = best(s, await serverRun(server, load, clients));
+          raw = best(raw, await rawRun(load, clients, true));
+          split = best(split, await rawRun(load, clients, false));
         }
       } finally {
         server.stop();
       }
       const peer = llamaServer ? await llamaServerRun(llamaServer, load, clients) : NaN;
       console.log(
-        `| ${modelIdOf(load.model)} | ${clients} | ${fmt(s.tokensPerSecond, 0)} | ${fmt(raw, 0)} | ${fmt(s.tokensPerSecond / raw, 2)} | ${fmt(split, 0)} | ` +
+        `| ${modelIdOf(load.model)} | ${clients} | ${fmt(s.tokensPerSecond, 0)} | ${fmt(split.tokensPerSecond, 0)} | ` +
+          `${fmt(s.tokensPerSecond / split.tokensPerSecond, 2)} | ${fmt(raw.tokensPerSecond, 0)} | ` +
+          `${fmt(s.cpuMicrosPerToken, 0)} | ${fmt(split.cpuMicrosPerToken, 0)} | ${fmt(split.cpuMicrosPerToken / s.cpuMicrosPerToken, 2)} | ` +
+          `${fmt(raw.cpuMicrosPerToken, 0)} | ` +
           `${fmt(pct(s.ttft, 0.5))} / ${fmt(pct(s.ttft, 0.95))} | ${fmt(pct(s.gaps, 0.5), 2)} / ${fmt(pct(s.gaps, 0.95), 2)} | ` +
           `${fmt(peer, 0)} | ${fmt(s.tokensPerSecond / peer, 2)} |`,
       );
@@ -271,7 +297,11 @@ function loadAverage(): string {
 }
 
 async function metric(server: RunningServer, series: string): Promise<number> {
-  const text = await (await fetch(`${server.url}/metrics`)).text();
+  return metricAt(server.url, series);
+}
+
+async function metricAt(url: string, series: string): Promise<number> {
+  const text = await (await fetch(`${url}/metrics`)).text();
   const line = text.split("\n").find((l) => l.startsWith(series + " "));
   return line ? Number(line.slice(series.length + 1)) : 0;
 }
