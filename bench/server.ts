@@ -11,7 +11,7 @@ import { defaultThreadCount } from "../src/engine/threads.js";
 import { join } from "node:path";
 import { nanoModelPath, packageRoot, storiesModelPath } from "../src/paths.js";
 import { startServer, modelIdOf, type RunningServer } from "../src/server/server.js";
-import { forceTextHook } from "../test/server/helpers.js";
+import { forceTextHook, longStoryStream } from "../test/server/helpers.js";
 
 const maxTokens = Number(process.argv[2] ?? 96);
 const rounds = Number(process.argv[3] ?? 3);
@@ -319,17 +319,7 @@ async function cancelLatency(): Promise<void> {
     const rounds = 10;
     for (let r = 0; r < rounds; r++) {
       const controller = new AbortController();
-      const res = await fetch(`${server.url}/v1/completions`, {
-        method: "POST",
-        headers: { "content-type": "application/json" },
-        body: JSON.stringify({
-          model: "stories260K",
-          prompt: "Once upon a time",
-          max_tokens: 400,
-          stream: true,
-        }),
-        signal: controller.signal,
-      });
+      const res = await longStoryStream(server.url, controller.signal);
       const reader = res.body!.getReader();
       await reader.read();
       await reader.read();

@@ -45,6 +45,22 @@ export async function post(
   return { status: res.status, headers: res.headers, json };
 }
 
+/** A long streaming greedy completion on stories260K that the caller aborts with `signal`. */
+export function longStoryStream(url: string, signal: AbortSignal): Promise<Response> {
+  return fetch(`${url}/v1/completions`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({
+      model: "stories260K",
+      prompt: "Once upon a time",
+      max_tokens: 400,
+      temperature: 0,
+      stream: true,
+    }),
+    signal,
+  });
+}
+
 export const question = (a: number, b: number) => `What is ${a} times ${b}?`;
 
 /** A hook program that makes the model write `text` (one character per token) and then go on. */
