@@ -164,7 +164,7 @@ export class DecodeLoop {
       yield* this.drain(seqs);
       this.active = seqs.filter((s) => !s.done);
       // Let timers, signals and I/O run every few milliseconds; the decode itself is synchronous.
-      if (intake || performance.now() - lastYield > YIELD_EVERY_MS) {
+      if (performance.now() - lastYield > YIELD_EVERY_MS) {
         await new Promise<void>((resolve) => setImmediate(resolve));
         lastYield = performance.now();
       }
