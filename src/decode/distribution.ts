@@ -2,8 +2,8 @@
 // softmax normaliser and entropy, the k most likely tokens, the nucleus (top-p). The sampler,
 // LogitState (token statistics, top_k_*, vocab_entropy, logit_top_p) all call these.
 //
-// Each is one SIMD pass over the logits (vocab-kernels.ts) plus work on the few candidates it
-// leaves. Exactness by arithmetic: sums are float64; a token more than 87.3 nats below the most
+// Each is one or a few SIMD passes over the logits (vocab-kernels.ts) plus work on the few
+// candidates they leave. Exactness by arithmetic: sums are float64; a token more than 87.3 nats below the most
 // likely one is left out of the normaliser, which changes it by less than V·e^−87.3 (< 1e-32
 // relative for any vocabulary below 10^6 tokens); the float32 exponential is accurate to a few
 // ulp, so probabilities and entropy agree with a float64 computation to well within 1e-6.
@@ -96,41 +96,54 @@ export function topTokens(buf: VocabBuffers, k: number, ids: Int32Array): number
 }
 
 /**
- * The nucleus: after `buf.expWeights(max, scale)` returned `z`, puts into `buf.index[0..count)`
- * the smallest set of most likely tokens whose weight reaches p·z; returns its size and mass.
- * A strided sample predicts the logit where the cut falls; everything above a lower logit is
- * collected and its exact mass checked, lowering the logit until it holds.
+ * The top-p cut: after `buf.expWeights(max, scale)` returned `z`, the highest logit c such that
+ * the tokens with logit ≥ c weigh at least p·z (every token tied at c is in). A strided sample
+ * of the vocabulary brackets c, two mass passes confirm the bracket, and only the tokens inside
+ * it are partitioned by weight.
  */
-export function collectNucleus(
+export function nucleusCut(
   buf: VocabBuffers,
   p: number,
   max: number,
   scale: number,
   z: number,
-): { count: number; mass: number } {
+): number {
   const target = p * z;
   const logits = buf.logits;
-  const weights = buf.weights;
-  const index = buf.index;
   const n = buf.size;
   const stride = Math.max(1, Math.floor(n / SAMPLE));
   let taken = 0;
-  for (let i = 0; i < n && taken < SAMPLE; i += stride) sample[taken++] = logits[i]!;
-  const sorted = sample.subarray(0, taken).sort().reverse();
-  // Estimated mass above the j-th sampled logit: each sample stands for `stride` tokens.
-  let j = 0;
-  let estimate = 0;
-  while (j < taken && estimate < target)
-    estimate += Math.exp((sorted[j++]! - max) * scale) * stride;
-  let rank = j + (j >> 1) + 4;
-  for (;;) {
-    const threshold = rank < taken ? sorted[rank]! : -Infinity;
-    const count = buf.collect(threshold);
-    let mass = 0;
-    for (let i = 0; i < count; i++) mass += weights[index[i]!]!;
-    if (mass >= target || threshold === -Infinity) return nucleus(index, count, weights, target);
-    rank *= 4;
+  for (let i = 0; i < n && taken < SAMPLE; i += stride) {
+    const v = logits[i]!;
+    if (v > -Infinity) sample[taken++] = v; // NaN and masked tokens carry no weight
   }
+  const sorted = sample.subarray(0, taken).sort().reverse();
+  // Each sampled token stands for `stride` tokens: estimate where the mass reaches the target.
+  let at = 0;
+  let estimate = 0;
+  while (at < taken && estimate < target)
+    estimate += Math.exp((sorted[at++]! - max) * scale) * stride;
+  const spread = Math.ceil(3 * Math.sqrt(at + 1)) + 4;
+  const valueAt = (rank: number) =>
+    rank < 0 ? Infinity : rank >= taken ? -Infinity : sorted[rank]!;
+  let hiRank = at - spread;
+  let loRank = at + spread;
+  // Confirm mass(≥ hi) < target ≤ mass(≥ lo), widening the bracket where the guess was off.
+  let hiMass = valueAt(hiRank) === Infinity ? 0 : buf.massAbove(valueAt(hiRank));
+  while (hiMass >= target) {
+    loRank = hiRank;
+    hiRank -= 4 * spread;
+    hiMass = valueAt(hiRank) === Infinity ? 0 : buf.massAbove(valueAt(hiRank));
+  }
+  while (valueAt(loRank) > -Infinity && buf.massAbove(valueAt(loRank)) < target)
+    loRank += 4 * spread;
+  const hi = valueAt(hiRank);
+  const count = buf.collect(valueAt(loRank), hi);
+  const index = buf.index;
+  const kept = nucleus(index, count, buf.weights, target - hiMass).count;
+  let cut = Infinity;
+  for (let i = 0; i < kept; i++) cut = Math.min(cut, logits[index[i]!]!);
+  return cut;
 }
 
 /** Reorders index[0..n) so that its first k entries are the k with the largest key (unordered).
