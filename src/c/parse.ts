@@ -37,6 +37,8 @@ export interface ParseHost {
   intrinsicType(name: string): Type | undefined;
   /** True for the names Ruffian reserves for intrinsics, registered or not. */
   isKnownIntrinsic(name: string): boolean;
+  /** Address of `main`'s argv: { argv[0], NULL } in VM memory (0 when there is none). */
+  argv?(): number;
 }
 
 export interface StaticInit {
@@ -52,6 +54,8 @@ export interface ParsedBlock {
   inits: StaticInit[];
   /** The synthetic function holding top-level statements, if there are any. */
   entry: Func | null;
+  /** The block is a whole program: it defines main and the entry runs it. */
+  runsMain: boolean;
 }
 
 interface Scope {
@@ -321,8 +325,16 @@ class Parser {
         at,
       );
     const ty = usualArith(lt, rt);
+    const checked = (op === "+" || op === "-" || op === "*") && isInteger(ty) && !ty.unsigned;
     return this.fold(
-      this.node("binary", at, { op, lhs: this.cast(l, ty), rhs: this.cast(r, ty), ty, opTy: ty }),
+      this.node("binary", at, {
+        op,
+        lhs: this.cast(l, ty),
+        rhs: this.cast(r, ty),
+        ty,
+        opTy: ty,
+        checked,
+      }),
     );
   }
   /** Folds arithmetic on two literal operands so constant expressions stay literals. */
@@ -394,6 +406,8 @@ class Parser {
       default:
         return n;
     }
+    // Signed overflow is left to run time, where it traps with this operator's position.
+    if (n.checked && wrapInt(v, ty) !== v) return n;
     return this.num(wrapInt(v, ty), ty, n);
   }
   private ptrArith(op: "+" | "-", l: Node, r: Node, at: Pos): Node {
@@ -461,7 +475,14 @@ class Parser {
       for (const [k, v] of this.topRefs) if (!this.entry.refs.has(k)) this.entry.refs.set(k, v);
       this.finishEntry();
     }
-    return { scope: this.g, defined: this.defined, inits: this.inits, entry: this.entry };
+    const definesMain = this.defined.some((f) => f.name === "main");
+    return {
+      scope: this.g,
+      defined: this.defined,
+      inits: this.inits,
+      entry: this.entry,
+      runsMain: definesMain && !this.hasStatements,
+    };
   }
 
   private ensureEntry(at: Pos): Func {
@@ -546,7 +567,9 @@ class Parser {
         fnTy: main.ty,
         ty: main.ty.ret,
       });
-      call.args = main.ty.params!.map((p) => this.cast(this.num(0, T.int, main), p));
+      call.args = mainArgs(main.ty.params!.length, this.host).map((v, i) =>
+        this.cast(this.num(v, T.int, main), main.ty.params![i]!),
+      );
       this.noteRef("main", main);
       stmts.push(
         main.ty.ret!.kind === "void"
@@ -1642,7 +1665,8 @@ class Parser {
     const probe = this.newBinary(op, { ...l }, r, t);
     const opTy = probe.kind === "binary" ? probe.opTy! : probe.ty!;
     const rhs = probe.kind === "binary" ? probe.rhs! : this.cast(r, opTy);
-    return this.node("opassign", t, { op, lhs: l, rhs, ty: lt, opTy });
+    const checked = (op === "+" || op === "-" || op === "*") && isInteger(opTy) && !opTy.unsigned;
+    return this.node("opassign", t, { op, lhs: l, rhs, ty: lt, opTy, checked });
   }
 
   // conditional = logor ("?" expr ":" conditional)?
@@ -1768,11 +1792,13 @@ class Parser {
             throw typeError(`unary '-' needs a number, not '${typeName(e.ty!)}'`, t);
           const ty = promote(e.ty!);
           const c = this.cast(e, ty);
-          if (c.kind === "num")
-            return c.fval !== undefined
-              ? this.num(-c.fval, ty, t)
-              : this.num(wrapInt(-c.ival!, ty), ty, t);
-          return this.node("neg", t, { lhs: c, ty });
+          const checked = isInteger(ty) && !ty.unsigned;
+          if (c.kind === "num") {
+            if (c.fval !== undefined) return this.num(-c.fval, ty, t);
+            const v = wrapInt(-c.ival!, ty);
+            if (!checked || v === -wrapInt(c.ival!, ty)) return this.num(v, ty, t);
+          }
+          return this.node("neg", t, { lhs: c, ty, checked });
         }
         case "!": {
           this.pos++;
@@ -1849,7 +1875,8 @@ class Parser {
     const ty = e.ty!;
     if (!isScalar(ty)) throw typeError(`cannot increment '${typeName(ty)}'`, at);
     const step = ty.kind === "ptr" ? (ty.base!.kind === "void" ? 1 : ty.base!.size) * delta : delta;
-    return this.node("incdec", at, { lhs: e, delta: step, prefix, ty });
+    const checked = (ty.kind === "int" || ty.kind === "long") && !ty.unsigned;
+    return this.node("incdec", at, { lhs: e, delta: step, prefix, ty, checked });
   }
 
   // postfix = primary ("[" expr "]" | "(" args ")" | "." ident | "->" ident | "++" | "--")*
@@ -2127,6 +2154,12 @@ export function wrapInt(v: bigint, ty: Type): bigint {
 function promoteForValue(t: Type): Type {
   if (t.kind === "char" || t.kind === "short" || t.kind === "enum") return T.int;
   return t;
+}
+
+/** main's arguments as C runners pass them: argc 1, argv = { program name, NULL }. */
+export function mainArgs(count: number, host: Pick<ParseHost, "argv">): number[] {
+  const values = [1, count >= 2 ? (host.argv?.() ?? 0) : 0];
+  return values.slice(0, count).concat(new Array(Math.max(0, count - 2)).fill(0));
 }
 
 function withParamNames(ty: Type, names: Token[]): Type {

@@ -3,6 +3,7 @@
 import type { Engine } from "../engine/types.js";
 import { VmSession } from "../vm/session.js";
 import type { VmOutcome } from "../vm/result.js";
+import type { VmProfileName } from "../vm/limits.js";
 import { RegionScanner, type RegionSyntax, type Region } from "./scanner.js";
 import { Sampler, type SamplerOptions } from "./sampler.js";
 import { LogitState, type LogitEdit } from "./logit-state.js";
@@ -32,6 +33,10 @@ export interface SequenceOptions {
   inject: boolean;
   /** A VM session that outlives this generation (chat); made with `createLiveVm`. */
   live?: LiveVm;
+  /** Sandbox profile of the VM session made when `live` is not given. */
+  profile?: VmProfileName;
+  /** Alternatives with probabilities on each token event (0: none). */
+  topLogprobs?: number;
 }
 
 /** A VM session bound to a sequence across generations. */
@@ -40,9 +45,9 @@ export interface LiveVm {
   binding: LiveBinding;
 }
 
-export function createLiveVm(engine: Engine, seq: number): LiveVm {
+export function createLiveVm(engine: Engine, seq: number, profile?: VmProfileName): LiveVm {
   const binding = new LiveBinding(engine, seq);
-  return { session: new VmSession({ intrinsics: bindIntrinsics(binding) }), binding };
+  return { session: new VmSession({ intrinsics: bindIntrinsics(binding), profile }), binding };
 }
 
 /** Where VM code is running, which decides what a checkpoint or logit edit means. */
@@ -109,7 +114,7 @@ export class SequenceState implements IntrinsicHost {
     readonly options: SequenceOptions,
   ) {
     this.seq = options.seq;
-    this.live = options.live ?? createLiveVm(engine, options.seq);
+    this.live = options.live ?? createLiveVm(engine, options.seq, options.profile);
     this.live.binding.target = this;
     this.vm = this.live.session;
     this.scanner = new RegionScanner({ syntaxes: options.syntaxes });

@@ -40,6 +40,9 @@ export interface VmSuccess {
   value: VmValue;
   /** True when stdout hit the output cap and was cut. */
   outputTruncated: boolean;
+  /** Set when the block ran as a whole program (it defined `main`, or called `exit`): the
+   * process exit status a C runner reports (main's return value or exit(n), modulo 256). */
+  exitCode?: number;
   stats: VmStats;
 }
 

@@ -10,9 +10,7 @@ import type { DecodeEvent } from "../../src/decode/events.js";
 import { entropyNats, softmax, sortedIds } from "./reference.js";
 import { createLiveVm } from "../../src/decode/sequence.js";
 import { continuationTokens } from "../../src/decode/continuation.js";
-import { existsSync } from "node:fs";
-import { join } from "node:path";
-import { packageRoot } from "../../src/paths.js";
+import { ensureRandomModel } from "../../src/nano/random-model.js";
 
 const engine = await openEngine(storiesModelPath, {
   device: "cpu",
@@ -394,76 +392,72 @@ test("with injection off, regions are reported but nothing runs", async () => {
   assert.equal(events.filter((e) => e.type === "injection").length, 0);
 });
 
-const tinyRandomPath = join(packageRoot, "..", "shared", "models", "llama-2-tiny-random.gguf");
-
-test(
-  "32,000-token vocabulary: a token that runs past ']' is cut and the region still runs",
-  {
-    skip: !existsSync(tinyRandomPath) && "llama-2-tiny-random.gguf not found beside the repo",
-  },
-  async () => {
-    const big = await openEngine(tinyRandomPath, { device: "cpu", contextSize: 256 });
-    try {
-      const vocab = new Map<string, number>();
-      for (let id = 0; id < big.capabilities.nVocab; id++) {
-        const t = big.tokenText(id);
-        if (!vocab.has(t) && !big.isControl(id)) vocab.set(t, id);
-      }
-      // " [" and "];" are single tokens of the Llama 2 vocabulary; "];" carries text past the region.
-      const pieces = [
-        " [",
-        "C",
-        ":",
-        " ",
-        "6",
-        "*",
-        "7",
-        "];",
-        " ```",
-        "c",
-        "\n",
-        "int",
-        " main",
-        "()",
-        " {",
-        " return",
-        " ",
-        "5",
-        ";",
-        " }",
-        "\n",
-        "```",
-      ];
-      const ids = pieces.map((p) => {
-        const id = vocab.get(p);
-        assert.ok(id !== undefined, `no token ${JSON.stringify(p)}`);
-        return id;
-      });
-      const hook = `
+test("32,000-token vocabulary: a token that runs past ']' is cut and the region still runs", async () => {
+  const big = await openEngine(await ensureRandomModel({ vocab: 32000 }), {
+    device: "cpu",
+    contextSize: 256,
+  });
+  try {
+    const vocab = new Map<string, number>();
+    for (let id = 0; id < big.capabilities.nVocab; id++) {
+      const t = big.tokenText(id);
+      if (!vocab.has(t) && !big.isControl(id)) vocab.set(t, id);
+    }
+    // " [" and "];" are single tokens of this vocabulary (as of Llama 2's); "];" carries text past
+    // the region.
+    const pieces = [
+      " [",
+      "C",
+      ":",
+      " ",
+      "6",
+      "*",
+      "7",
+      "];",
+      " ```",
+      "c",
+      "\n",
+      "int",
+      " main",
+      "()",
+      " {",
+      " return",
+      " ",
+      "5",
+      ";",
+      " }",
+      "\n",
+      "```",
+    ];
+    const ids = pieces.map((p) => {
+      const id = vocab.get(p);
+      assert.ok(id !== undefined, `no token ${JSON.stringify(p)}`);
+      return id;
+    });
+    const hook = `
 int ids[] = {${ids.join(", ")}};
 int at = 0;
 void force(int step) { if (at < ${ids.length}) { logit_set(ids[at], logit_get(logit_argmax()) + 100000); at++; } }
 int main() { hook_set("force", ${ids.length}); return 0; }`;
-      const events: DecodeEvent[] = [];
-      for await (const ev of new DecodeLoop(big).run([
-        { prompt: "Hello", maxTokens: pieces.length + 2, hook },
-      ])) {
-        events.push(ev);
-      }
-      const done = events.find((e) => e.type === "done");
-      assert.ok(done && done.type === "done");
-      assert.ok(done.text.startsWith(" [C: 6*7] = VM[42]"), JSON.stringify(done.text));
-      assert.doesNotMatch(done.text, /\];/);
-      const cut = events.find((e) => e.type === "token" && e.text === "]");
-      assert.ok(cut, "the token was cut at the region's end");
-      const injections = events.filter((e) => e.type === "injection");
-      assert.equal(injections.length, 2);
-      assert.match(done.text, /```output\n5\n```/);
-    } finally {
-      big.dispose();
+    const events: DecodeEvent[] = [];
+    for await (const ev of new DecodeLoop(big).run([
+      { prompt: "Hello", maxTokens: pieces.length + 2, hook },
+    ])) {
+      events.push(ev);
     }
-  },
-);
+    const done = events.find((e) => e.type === "done");
+    assert.ok(done && done.type === "done");
+    assert.ok(done.text.startsWith(" [C: 6*7] = VM[42]"), JSON.stringify(done.text));
+    assert.doesNotMatch(done.text, /\];/);
+    const cut = events.find((e) => e.type === "token" && e.text === "]");
+    assert.ok(cut, "the token was cut at the region's end");
+    const injections = events.filter((e) => e.type === "injection");
+    assert.equal(injections.length, 2);
+    assert.match(done.text, /```output\n5\n```/);
+  } finally {
+    big.dispose();
+  }
+});
 
 test("a model that writes ' = VM[' itself after an injected result does not duplicate it", async () => {
   const src = " [C: 6*7] = VM[";
