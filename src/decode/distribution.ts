@@ -95,11 +95,23 @@ export function topTokens(buf: VocabBuffers, k: number, ids: Int32Array): number
   return count;
 }
 
+/** Nuclei up to this many tokens are found by collecting candidates, larger ones by mass passes. */
+const SMALL_NUCLEUS = 16384;
+
+export interface Nucleus {
+  /** The lowest logit in the nucleus: every token at or above it is in (ties included). */
+  cut: number;
+  /** When ≥ 0, `buf.index[0..count)` holds the nucleus (the smallest set, ties cut) and `mass`
+   * its weight; −1 when the nucleus was too large to list (then use `cut`). */
+  count: number;
+  mass: number;
+}
+
 /**
- * The top-p cut: after `buf.expWeights(max, scale)` returned `z`, the highest logit c such that
- * the tokens with logit ≥ c weigh at least p·z (every token tied at c is in). A strided sample
- * of the vocabulary brackets c, two mass passes confirm the bracket, and only the tokens inside
- * it are partitioned by weight.
+ * The top-p nucleus: after `buf.expWeights(max, scale)` returned `z`, the smallest most likely
+ * set weighing at least p·z. A strided sample of the vocabulary predicts where it ends; a small
+ * nucleus is collected and partitioned by weight, a large one is bracketed by mass passes and
+ * only the tokens inside the bracket are partitioned.
  */
 export function nucleusCut(
   buf: VocabBuffers,
@@ -107,11 +119,26 @@ export function nucleusCut(
   max: number,
   scale: number,
   z: number,
-): number {
+): Nucleus {
   const target = p * z;
   const logits = buf.logits;
   const n = buf.size;
   const stride = Math.max(1, Math.floor(n / SAMPLE));
+  const index = buf.index;
+  const weights = buf.weights;
+  // A small nucleus (the usual case): collect everything above a sampled logit and partition
+  // those few by weight, going down the sample while their mass falls short.
+  for (let rank = 8; rank * stride <= SMALL_NUCLEUS && rank <= SAMPLE; rank *= 4) {
+    const threshold = sampledRank(logits, stride, rank);
+    if (threshold === -Infinity) break;
+    const count = buf.collect(threshold);
+    let mass = 0;
+    for (let i = 0; i < count; i++) mass += weights[index[i]!]!;
+    if (mass >= target) {
+      const kept = nucleus(index, count, weights, target);
+      return { cut: lowestLogit(logits, index, kept.count), ...kept };
+    }
+  }
   let taken = 0;
   for (let i = 0; i < n && taken < SAMPLE; i += stride) {
     const v = logits[i]!;
@@ -139,10 +166,13 @@ export function nucleusCut(
     loRank += 4 * spread;
   const hi = valueAt(hiRank);
   const count = buf.collect(valueAt(loRank), hi);
-  const index = buf.index;
-  const kept = nucleus(index, count, buf.weights, target - hiMass).count;
+  const kept = nucleus(index, count, weights, target - hiMass).count;
+  return { cut: lowestLogit(logits, index, kept), count: -1, mass: NaN };
+}
+
+function lowestLogit(logits: Float32Array, index: Int32Array, count: number): number {
   let cut = Infinity;
-  for (let i = 0; i < kept; i++) cut = Math.min(cut, logits[index[i]!]!);
+  for (let i = 0; i < count; i++) cut = Math.min(cut, logits[index[i]!]!);
   return cut;
 }
 

@@ -217,16 +217,24 @@ export class Sampler {
     const inv = 1 / this.temperature;
     let n: number;
     let sum = 0;
+    /** Whether weight[] and sum already hold the candidates' weights (top-p did them). */
+    let weighed = false;
     if (this.topK > 0) {
       const found = collectTopCandidates(buf, this.topK);
       n = Math.min(this.topK, found);
       if (found > n) selectLargest(index, found, n, work);
     } else if (this.topP < 1) {
-      // The nucleus (and min-p, when asked) is every token above a logit cut: weigh those and
-      // draw through the per-block sums.
-      let cut = nucleusCut(buf, this.topP, max, inv, buf.expWeights(max, inv));
-      if (this.minP > 0) cut = Math.max(cut, max + Math.log(this.minP) * this.temperature);
-      return this.drawAll(buf.expWeights(max, inv, cut));
+      const found = nucleusCut(buf, this.topP, max, inv, buf.expWeights(max, inv));
+      if (found.count < 0) {
+        // A large nucleus (and min-p, when asked) is every token above a logit cut: weigh
+        // those and draw through the per-block sums.
+        let cut = found.cut;
+        if (this.minP > 0) cut = Math.max(cut, max + Math.log(this.minP) * this.temperature);
+        return this.drawAll(buf.expWeights(max, inv, cut));
+      }
+      n = found.count;
+      sum = found.mass;
+      weighed = true;
     } else if (this.minP > 0) {
       // Only weights ≥ minP can survive: logit ≥ max + T·ln(minP). Collect a little below that
       // bound and let the exact weight test below decide.
@@ -236,16 +244,18 @@ export class Sampler {
       // Temperature alone: the whole vocabulary, drawn through the per-block sums.
       return this.drawAll(buf.expWeights(max, inv));
     }
-    for (let j = 0; j < n; j++) {
-      const id = index[j]!;
-      const w = Math.exp((work[id]! - max) * inv);
-      weight[id] = w;
-      sum += w;
-    }
-    if (this.topP < 1) {
-      const kept = nucleus(index, n, weight, this.topP * sum);
-      n = kept.count;
-      sum = kept.mass;
+    if (!weighed) {
+      for (let j = 0; j < n; j++) {
+        const id = index[j]!;
+        const w = Math.exp((work[id]! - max) * inv);
+        weight[id] = w;
+        sum += w;
+      }
+      if (this.topP < 1) {
+        const kept = nucleus(index, n, weight, this.topP * sum);
+        n = kept.count;
+        sum = kept.mass;
+      }
     }
     if (this.minP > 0) {
       // The most likely token has weight exp(0) = 1 and always survives top-k and top-p.
