@@ -260,8 +260,47 @@ interface ModuleContext {
   imports: CompiledModule["imports"];
 }
 
-/** Wasm block labels: loop/switch targets, plain blocks, and `goto:name` for a label ahead. */
-type Label = "break" | "continue" | "other" | `goto:${string}`;
+/** Wasm block labels: loop/switch targets, plain blocks, and `dispatch:n`, the loop at the top
+ * of a C block with labels that every goto into that block branches back to. */
+type Label = "break" | "continue" | "other" | `dispatch:${number}`;
+
+/** A C block that contains labels (at any depth): its dispatch loop and those labels. */
+interface Dispatch {
+  id: number;
+  labels: Set<number>;
+}
+
+/** The labels (numbered per function) that each statement contains, at any depth. */
+function labelsWithin(
+  body: Node,
+  number: Map<string, number>,
+  caseNumber: Map<Node, number>,
+): Map<Node, Set<number>> {
+  const within = new Map<Node, Set<number>>();
+  /** Statement expressions are blocks of their own: a goto from outside cannot enter them. */
+  const expressions = (e: Node | undefined): void => {
+    if (!e) return;
+    if (e.kind === "stmtexpr") {
+      walk({ ...e, kind: "block" }, e);
+      return;
+    }
+    for (const k of [e.lhs, e.rhs, e.cond, e.then, e.els, ...(e.args ?? [])]) expressions(k);
+  };
+  const walk = (n: Node | undefined, key: Node | undefined = n): Set<number> => {
+    const found = new Set<number>();
+    if (!n) return found;
+    if (n.kind === "exprstmt" || n.kind === "return") expressions(n.lhs);
+    if (n.kind === "label") found.add(number.get(n.label!)!);
+    if (n.kind === "case" && caseNumber.has(n)) found.add(caseNumber.get(n)!);
+    const kids: (Node | undefined)[] =
+      n.kind === "block" ? n.body! : [n.then, n.els, ...(n.kind === "for" ? [n.init] : [])];
+    for (const k of kids) for (const l of walk(k)) found.add(l);
+    if (found.size > 0) within.set(key!, found);
+    return found;
+  };
+  walk(body);
+  return within;
+}
 
 /** How much fuel one pass over a statement costs: roughly its node count. */
 function weight(n: Node | undefined): number {
@@ -376,6 +415,14 @@ class FunctionGenerator {
   private fuelLocal = -1;
   private ret = -1;
   private labels: Label[] = [];
+  private readonly dispatches: Dispatch[] = [];
+  private dispatchCount = 0;
+  /** Labels of this function, numbered from 1; the statements holding them; and the local
+   * holding the label a goto is on its way to (0 while no goto is in flight). */
+  private readonly labelNumber = new Map<string, number>();
+  private labelsIn = new Map<Node, Set<number>>();
+  private readonly caseNumber = new Map<Node, number>();
+  private gotoTarget = -1;
   /** Scratch locals of the overflow checks (used only between an operation and its check). */
   private readonly scratch = new Map<string, number>();
 
@@ -415,6 +462,15 @@ class FunctionGenerator {
     const retTy = f.ty.ret!;
     if (retTy.kind !== "void") this.ret = fb.addLocal(valType(retTy));
 
+    for (const name of f.labels ?? []) this.labelNumber.set(name, this.labelNumber.size + 1);
+    for (const sw of f.switches ?? [])
+      if (FunctionGenerator.nestedCases(sw).length > 0)
+        for (const c of sw.cases!)
+          this.caseNumber.set(c.node, this.labelNumber.size + this.caseNumber.size + 1);
+    if (this.labelNumber.size + this.caseNumber.size > 0) {
+      this.labelsIn = labelsWithin(f.body!, this.labelNumber, this.caseNumber);
+      this.gotoTarget = fb.addLocal("i32");
+    }
     // Body first (it decides the vararg area), then the prologue in front of it.
     this.labels.push("other");
     fb.blockOp(Op.block);
@@ -728,6 +784,7 @@ class FunctionGenerator {
       case "call":
       case "assign":
       case "comma":
+      case "stmtexpr":
         // struct-valued rvalues are addresses already
         this.expr(n);
         return 0;
@@ -843,21 +900,28 @@ class FunctionGenerator {
     const fb = this.fb;
     switch (n.kind) {
       case "block":
-        this.blockWithLabels(n.body!);
+        this.blockWithLabels(n, n.body!);
         return;
       case "label":
+        // Arrived: a goto's journey down the statements on its label's path ends here.
+        fb.i32(0).localSet(this.gotoTarget);
         this.stmt(n.then!);
         return;
       case "goto": {
-        const target = `goto:${n.label}` as const;
-        if (!this.labels.includes(target))
+        const label = this.labelNumber.get(n.label!)!;
+        const d = this.dispatches.findLast((x) => x.labels.has(label));
+        if (!d)
           throw new CompileError(
             "syntax",
-            `goto '${n.label}' must jump forward to a label in an enclosing block (backward goto is not supported)`,
+            `goto '${n.label}' cannot reach its label from here (a label inside a switch or expression)`,
             n.line,
             n.col,
           );
-        fb.br(this.depthOf(target));
+        // A goto may go backward and form a loop, so it is metered like a loop's back edge.
+        fb.at(n);
+        this.meterLoop(1);
+        fb.i32(label).localSet(this.gotoTarget);
+        fb.br(this.depthOf(`dispatch:${d.id}`));
         return;
       }
       case "null":
@@ -884,7 +948,16 @@ class FunctionGenerator {
         return;
       }
       case "if": {
-        this.cond(n.cond!);
+        const inside = this.labelsIn.get(n);
+        if (inside) {
+          // On a goto's path, the branch holding the label is taken without the condition.
+          const thenLabels = this.labelsIn.get(n.then!);
+          fb.localGet(this.gotoTarget).op(Op.i32_eqz).blockOp(Op.if, "i32");
+          this.bool(n.cond!);
+          fb.op(Op.else);
+          this.isOneOf(thenLabels);
+          fb.op(Op.end);
+        } else this.cond(n.cond!);
         fb.blockOp(Op.if);
         this.labels.push("other");
         this.stmt(n.then!);
@@ -897,16 +970,28 @@ class FunctionGenerator {
         return;
       }
       case "for": {
-        if (n.init) this.stmt(n.init);
+        const entered = this.labelsIn.has(n);
+        if (n.init && entered) {
+          // A goto into the body skips the initialization and the first test.
+          fb.localGet(this.gotoTarget).op(Op.i32_eqz).blockOp(Op.if);
+          this.labels.push("other");
+          this.stmt(n.init);
+          this.labels.pop();
+          fb.op(Op.end);
+        } else if (n.init) this.stmt(n.init);
         const w = weight(n.then) + weight(n.cond) + weight(n.inc);
-        const counted = countedLoop(n);
+        const counted = entered ? null : countedLoop(n);
         this.fb.at(n);
         if (counted) this.chargeCountedLoop(counted, w);
         fb.blockOp(Op.block);
         this.labels.push("break");
         fb.blockOp(Op.loop);
         this.labels.push("other");
-        if (n.cond) {
+        if (n.cond && entered) {
+          fb.localGet(this.gotoTarget).blockOp(Op.if, "i32").i32(1).op(Op.else);
+          this.bool(n.cond);
+          fb.op(Op.end).op(Op.i32_eqz).brIf(1);
+        } else if (n.cond) {
           this.cond(n.cond);
           fb.op(Op.i32_eqz).brIf(1);
         }
@@ -949,12 +1034,10 @@ class FunctionGenerator {
         this.switchStmt(n);
         return;
       case "case":
-        throw new CompileError(
-          "syntax",
-          "case label inside a nested block of a switch is not supported",
-          n.line,
-          n.col,
-        );
+        // Only in a switch whose cases sit in nested statements (see generalSwitch).
+        fb.i32(0).localSet(this.gotoTarget);
+        this.stmt(n.then!);
+        return;
       case "break":
         fb.br(this.depthOf("break"));
         return;
@@ -966,29 +1049,102 @@ class FunctionGenerator {
     }
   }
 
-  /** A block whose statements include labels: each label ends a wasm block that starts at the
-   * top of this block, so a forward `goto` anywhere before it is a `br` to that block's end. */
-  private blockWithLabels(stmts: Node[]): void {
+  /** Pushes 1 when the goto target is one of `labels` (none: 0). */
+  private isOneOf(labels: Set<number> | undefined): void {
     const fb = this.fb;
-    const labelAt: number[] = [];
-    stmts.forEach((s, i) => {
-      if (s.kind === "label") labelAt.push(i);
+    const list = [...(labels ?? [])];
+    if (list.length === 0) {
+      fb.i32(0);
+      return;
+    }
+    list.forEach((l, i) => {
+      fb.localGet(this.gotoTarget).i32(l).op(Op.i32_eq);
+      if (i > 0) fb.op(Op.i32_or);
     });
-    if (labelAt.length === 0) {
+  }
+
+  /** A block holding labels (at any depth) becomes a dispatch loop. Its statements are cut
+   * into segments, each starting at a statement that holds a label; a goto sets the label's
+   * number and branches to the loop's top, where a br_table enters the segment on the
+   * label's path (statements on the way, if/for/blocks, follow the same number):
+   *   loop $d (block (block … (br_table … (local.get target)) seg0 …) segK) end */
+  private blockWithLabels(block: Node, stmts: Node[]): void {
+    const fb = this.fb;
+    const inside = this.labelsIn.get(block);
+    const entries: number[] = [];
+    stmts.forEach((s, i) => {
+      if (this.labelsIn.has(s)) entries.push(i);
+    });
+    if (!inside || entries.length === 0) {
       for (const s of stmts) this.stmt(s);
       return;
     }
-    for (let k = labelAt.length - 1; k >= 0; k--) {
+    const d: Dispatch = { id: this.dispatchCount++, labels: inside };
+    const k = entries.length;
+    const segmentOf = new Array<number>(this.labelNumber.size + this.caseNumber.size + 1).fill(0);
+    entries.forEach((i, seg) => {
+      for (const l of this.labelsIn.get(stmts[i]!)!) segmentOf[l] = seg + 1;
+    });
+    fb.blockOp(Op.loop);
+    this.labels.push(`dispatch:${d.id}`);
+    this.dispatches.push(d);
+    for (let i = 0; i <= k; i++) {
       fb.blockOp(Op.block);
-      this.labels.push(`goto:${stmts[labelAt[k]!]!.label}`);
+      this.labels.push("other");
     }
+    fb.localGet(this.gotoTarget);
+    fb.op(Op.br_table).u32(segmentOf.length);
+    for (const seg of segmentOf) fb.u32(seg);
+    fb.u32(0);
     let i = 0;
-    for (let k = 0; k < labelAt.length; k++) {
-      for (; i < labelAt[k]!; i++) this.stmt(stmts[i]!);
+    for (let seg = 0; seg <= k; seg++) {
       fb.op(Op.end);
       this.labels.pop();
+      const end = seg < k ? entries[seg]! : stmts.length;
+      for (; i < end; i++) this.stmt(stmts[i]!);
     }
-    for (; i < stmts.length; i++) this.stmt(stmts[i]!);
+    this.dispatches.pop();
+    fb.op(Op.end);
+    this.labels.pop();
+  }
+
+  /** The cases of a switch that are not at the top of its body (Duff's device, a case inside
+   * an if): each becomes a numbered label that the dispatch of the blocks on its path enters. */
+  private static nestedCases(n: Node): Node[] {
+    const items = n.then!.kind === "block" ? n.then!.body! : [n.then!];
+    const top = new Set<Node>();
+    for (let s of items) while (s.kind === "case") (top.add(s), (s = s.then!));
+    return (n.cases ?? []).map((c) => c.node).filter((c) => !top.has(c));
+  }
+
+  /** A switch with nested cases: pick the case's label number, then run the body, whose
+   * dispatch loops enter the statements on that case's path. */
+  private generalSwitch(n: Node, sel: number): void {
+    const fb = this.fb;
+    const is64 = valType(n.cond!.ty!) === "i64";
+    fb.blockOp(Op.block);
+    this.labels.push("break");
+    fb.blockOp(Op.block);
+    this.labels.push("other");
+    let fallback = -1;
+    for (const c of n.cases ?? []) {
+      const num = this.caseNumber.get(c.node)!;
+      if (c.value === null) {
+        fallback = num;
+        continue;
+      }
+      fb.localGet(sel);
+      if (is64) fb.i64(c.value).op(Op.i64_eq);
+      else fb.i32(Number(BigInt.asIntN(32, c.value))).op(Op.i32_eq);
+      fb.blockOp(Op.if).i32(num).localSet(this.gotoTarget).br(1).op(Op.end);
+    }
+    if (fallback >= 0) fb.i32(fallback).localSet(this.gotoTarget);
+    else fb.br(1);
+    fb.op(Op.end);
+    this.labels.pop();
+    this.stmt(n.then!);
+    fb.op(Op.end);
+    this.labels.pop();
   }
 
   private switchStmt(n: Node): void {
@@ -996,6 +1152,10 @@ class FunctionGenerator {
     const sel = this.tmp(valType(n.cond!.ty!));
     this.expr(n.cond!);
     fb.localSet(sel);
+    if (this.caseNumber.has(n.cases?.[0]?.node as Node)) {
+      this.generalSwitch(n, sel);
+      return;
+    }
     // Split the body into segments, each starting at a run of case labels.
     const items = n.then!.kind === "block" ? n.then!.body! : [n.then!];
     const segments: { values: (bigint | null)[]; stmts: Node[] }[] = [];
@@ -1314,6 +1474,14 @@ class FunctionGenerator {
       case "call":
         this.call(n);
         return;
+      case "stmtexpr": {
+        const body = n.body!;
+        const last = body[body.length - 1];
+        const valued = n.ty!.kind !== "void" && last?.kind === "exprstmt";
+        this.blockWithLabels(n, valued ? body.slice(0, -1) : body);
+        if (valued) this.expr(last.lhs!);
+        return;
+      }
       default:
         throw new Error(`unexpected expression ${n.kind}`);
     }

@@ -98,6 +98,8 @@ const BUILTIN_TYPEDEFS: [string, Type][] = [
   ["int64_t", T.long],
   ["uint64_t", T.ulong],
   ["FILE", T.void],
+  ["wchar_t", T.int],
+  ["wint_t", T.uint],
   ["va_list", pointerTo(T.char)],
   ["__builtin_va_list", pointerTo(T.char)],
 ];
@@ -669,6 +671,7 @@ class Parser {
     f.refs = new Map();
     f.indirect = false;
     f.locals = [];
+    f.switches = [];
     this.g.funcs.set(name.text, f);
     this.g.vars.delete(name.text);
     const savedFn = this.fn;
@@ -1125,6 +1128,15 @@ class Parser {
     if (this.consume("[")) {
       let len = -1;
       let vlaLen: Node | undefined;
+      // C99 qualifiers in a parameter's array declarator: int x[const 5], int x[static 5].
+      while (
+        this.consume("const") ||
+        this.consume("volatile") ||
+        this.consume("restrict") ||
+        this.consume("static")
+      );
+      // int x[*]: a VLA of unspecified size (only in prototypes): an incomplete array.
+      if (this.is("*") && this.peek().text === "]") this.pos++;
       const at = this.tok;
       if (!this.is("]")) {
         const e = this.conditional();
@@ -1195,18 +1207,39 @@ class Parser {
     return BigInt.asIntN(64, n.ival);
   }
 
+  // string-literal = str+ (adjacent literals concatenate; any L"…" makes the whole one wide)
+  /** Reads adjacent string literals: the bytes with the terminating NUL, and the element type
+   * (char, or int for wchar_t strings, stored little-endian). */
+  private stringLiteral(): { bytes: number[]; elem: Type } {
+    const parts: Token[] = [];
+    while (this.tok.kind === "str") parts.push(this.toks[this.pos++]!);
+    if (!parts.some((p) => p.units)) {
+      const bytes: number[] = [];
+      for (const p of parts) for (const b of p.bytes!) bytes.push(b);
+      bytes.push(0);
+      return { bytes, elem: T.char };
+    }
+    const bytes: number[] = [];
+    for (const p of parts)
+      for (const u of p.units ?? p.bytes!)
+        bytes.push(u & 255, (u >> 8) & 255, (u >> 16) & 255, u >>> 24);
+    bytes.push(0, 0, 0, 0);
+    return { bytes, elem: T.int };
+  }
+
   // initializer = "{" initializer ("," initializer)* ","? "}" | assign
   private initializer(ty: Type): Initializer {
     const at = this.tok;
     if (ty.kind === "array") {
-      if (this.tok.kind === "str" && ty.base!.size === 1) {
-        const s = this.toks[this.pos++]!;
-        const bytes = [...s.bytes!];
-        while (this.tok.kind === "str") bytes.push(...this.toks[this.pos++]!.bytes!);
-        bytes.push(0);
-        const len = ty.len! < 0 ? bytes.length : ty.len!;
+      const wideOk = ty.base!.size === 4 && isInteger(ty.base!);
+      if (this.tok.kind === "str" && (ty.base!.size === 1 || (wideOk && this.tok.units))) {
+        const { bytes, elem } = this.stringLiteral();
+        if (elem.size !== ty.base!.size)
+          throw typeError(`cannot initialize '${typeName(ty)}' with a wide string`, at);
+        const count = bytes.length / elem.size;
+        const len = ty.len! < 0 ? count : ty.len!;
         const aty = arrayOf(ty.base!, len);
-        return { ty: aty, bytes: bytes.slice(0, len) };
+        return { ty: aty, bytes: bytes.slice(0, len * elem.size) };
       }
       if (this.is("{") && this.peek().kind === "str" && ty.base!.size === 1) {
         this.pos++;
@@ -1480,7 +1513,9 @@ class Parser {
           const body = this.stmt();
           this.breakDepth--;
           this.switches.pop();
-          return this.node("switch", t, { cond, then: body, cases });
+          const sw = this.node("switch", t, { cond, then: body, cases });
+          (this.fn!.switches ??= []).push(sw);
+          return sw;
         }
         case "case":
         case "default": {
@@ -1759,7 +1794,7 @@ class Parser {
       this.pos++;
       const ty = this.typeName();
       this.expect(")");
-      if (this.is("{")) throw syntaxError("compound literals are not supported", this.tok);
+      if (this.is("{")) return this.postfixOf(this.compoundLiteral(ty, at));
       const e = this.castExpr();
       if (ty.kind === "void") return this.node("cast", at, { lhs: e, ty });
       if (!isScalar(ty)) throw typeError(`cannot cast to '${typeName(ty)}'`, at);
@@ -1879,9 +1914,35 @@ class Parser {
     return this.node("incdec", at, { lhs: e, delta: step, prefix, ty, checked });
   }
 
+  // compound-literal = "(" type-name ")" "{" initializer-list "}"
+  /** An unnamed object: a local of the enclosing function (initialized each time the
+   * expression runs, as C says), or a global at file scope. */
+  private compoundLiteral(declared: Type, at: Pos): Node {
+    const init = this.initializer(declared);
+    const ty = declared.kind === "array" && declared.len! < 0 ? init.ty : declared;
+    const name = `__compound${this.localId++}`;
+    if (!this.fn) {
+      const v = this.newGlobal(name, ty, at);
+      this.g.vars.set(name, v);
+      this.staticInit(v, init, at);
+      return this.node("var", at, { v, ty });
+    }
+    const v = this.newLocal(name, ty, at);
+    v.inMemory = true;
+    const ref = this.node("var", at, { v, ty });
+    const decl = this.node("decl", at, { v, initializer: init, lhs: ref });
+    return this.node("stmtexpr", at, {
+      body: [decl, this.node("exprstmt", at, { lhs: this.node("var", at, { v, ty }) })],
+      ty,
+    });
+  }
+
   // postfix = primary ("[" expr "]" | "(" args ")" | "." ident | "->" ident | "++" | "--")*
   private postfix(): Node {
-    let n = this.primary();
+    return this.postfixOf(this.primary());
+  }
+  private postfixOf(first: Node): Node {
+    let n = first;
     for (;;) {
       const t = this.tok;
       if (this.consume("[")) {
@@ -2029,6 +2090,31 @@ class Parser {
     }
   }
 
+  // generic-selection = "_Generic" "(" assign ("," (type-name | "default") ":" assign)+ ")"
+  private generic(t: Token): Node {
+    this.pos++;
+    this.expect("(");
+    const control = this.assign();
+    const cty = this.toRvalueType(control.ty!);
+    let chosen: Node | null = null;
+    let fallback: Node | null = null;
+    while (this.consume(",")) {
+      if (this.consume("default")) {
+        this.expect(":");
+        fallback = this.assign();
+        continue;
+      }
+      const ty = this.typeName();
+      this.expect(":");
+      const e = this.assign();
+      if (!chosen && genericMatch(cty, ty)) chosen = e;
+    }
+    this.expect(")");
+    const picked = chosen ?? fallback;
+    if (!picked) throw typeError(`_Generic has no association for type '${typeName(cty)}'`, t);
+    return picked;
+  }
+
   // stdarg = "va_start" "(" unary "," ident ")" | "va_arg" "(" unary "," type-name ")"
   //        | "va_end" "(" unary ")" | "va_copy" "(" unary "," unary ")"
   // Variadic arguments sit in 8-byte slots (integers widened, floats as double) behind a
@@ -2083,11 +2169,22 @@ class Parser {
   // primary = "(" expr ")" | ident | str | num
   private primary(): Node {
     const t = this.tok;
+    if (this.is("(") && this.peek().text === "{" && this.fn) {
+      // statement-expr = "(" compound-stmt ")"
+      this.pos++;
+      const block = this.compoundStmt();
+      this.expect(")");
+      const body = block.body!;
+      const last = body[body.length - 1];
+      const ty = last && last.kind === "exprstmt" ? this.toRvalueType(last.lhs!.ty!) : T.void;
+      return this.node("stmtexpr", t, { body, ty });
+    }
     if (this.consume("(")) {
       const e = this.expr();
       this.expect(")");
       return e;
     }
+    if (t.kind === "ident" && t.text === "_Generic") return this.generic(t);
     if (t.kind === "num") {
       this.pos++;
       const ty = {
@@ -2101,13 +2198,10 @@ class Parser {
       return t.fval !== undefined ? this.num(t.fval, ty, t) : this.num(t.ival!, ty, t);
     }
     if (t.kind === "str") {
-      this.pos++;
-      const bytes = [...t.bytes!];
-      while (this.tok.kind === "str") bytes.push(...this.toks[this.pos++]!.bytes!);
-      bytes.push(0);
-      const addr = this.host.alloc(bytes.length, 1);
+      const { bytes, elem } = this.stringLiteral();
+      const addr = this.host.alloc(bytes.length, elem.size);
       this.host.write(addr, Uint8Array.from(bytes));
-      return this.node("str", t, { bytes, addr, ty: arrayOf(T.char, bytes.length) });
+      return this.node("str", t, { bytes, addr, ty: arrayOf(elem, bytes.length / elem.size) });
     }
     if (t.kind === "ident" && /^va_(start|arg|end|copy)$/.test(t.text) && !this.lookup(t.text))
       return this.stdarg(t);
@@ -2142,6 +2236,24 @@ class Parser {
 }
 
 class NotConstant extends Error {}
+
+/** _Generic's type match: top-level qualifiers are dropped, but what a pointer points to must
+ * agree in const-ness and signedness (so `const char *` and `char *` are different). */
+function genericMatch(a: Type, b: Type): boolean {
+  if (a.kind !== b.kind) return false;
+  switch (a.kind) {
+    case "ptr":
+      if (a.base!.kind === "func" || b.base!.kind === "func") return a.base!.kind === b.base!.kind;
+      return !!a.base!.isConst === !!b.base!.isConst && genericMatch(a.base!, b.base!);
+    case "struct":
+    case "union":
+      return a.members === b.members;
+    case "array":
+      return a.len === b.len && genericMatch(a.base!, b.base!);
+    default:
+      return !!a.unsigned === !!b.unsigned && a.size === b.size;
+  }
+}
 
 /** Truncates an integer to the width and signedness of `ty`. */
 export function wrapInt(v: bigint, ty: Type): bigint {
