@@ -4,7 +4,16 @@
 import { LARGE_LOCAL_BYTES, type Func, type Initializer, type Node, type Var } from "./ast.js";
 import { CompileError, typeError } from "./errors.js";
 import { INLINE_FUNCTIONS } from "./library.js";
-import { T, isAggregate, isFloat, isInteger, typeName, valType, type Type } from "./types.js";
+import {
+  T,
+  isAggregate,
+  isFloat,
+  isInteger,
+  typeName,
+  valType,
+  varargSlots,
+  type Type,
+} from "./types.js";
 import {
   FuncBuilder,
   Op,
@@ -95,7 +104,8 @@ function userSig(f: Type): FuncSig {
 function maxVarargs(n: Node | undefined): number {
   if (!n) return 0;
   let m = 0;
-  if (n.kind === "call" && n.fnTy?.variadic) m = n.args!.length - n.fnTy.params!.length;
+  if (n.kind === "call" && n.fnTy?.variadic)
+    m = n.args!.slice(n.fnTy.params!.length).reduce((k, a) => k + varargSlots(a.ty!), 0);
   for (const c of [n.lhs, n.rhs, n.cond, n.then, n.els, n.init, n.inc])
     m = Math.max(m, maxVarargs(c));
   for (const c of n.body ?? []) m = Math.max(m, maxVarargs(c));
@@ -1784,15 +1794,27 @@ class FunctionGenerator {
    * Every argument is evaluated before any slot is written (they may be variadic calls too). */
   private varargs(extra: Node[]): void {
     const fb = this.fb;
+    let slot = 0;
     const temps = extra.map((a) => {
       this.expr(a);
       const vt = valType(a.ty!.kind === "array" || a.ty!.kind === "func" ? T.uint : a.ty!);
       const tmp = this.tmp(vt);
       fb.localSet(tmp);
-      return { tmp, ty: a.ty!, vt };
+      const at = slot;
+      slot += varargSlots(a.ty!);
+      return { tmp, ty: a.ty!, vt, at };
     });
-    this.varargBytes = Math.max(this.varargBytes, temps.length * 8);
-    temps.forEach(({ tmp, ty, vt }, i) => {
+    this.varargBytes = Math.max(this.varargBytes, slot * 8);
+    temps.forEach(({ tmp, ty, vt, at }) => {
+      const i = at;
+      if (isAggregate(ty)) {
+        // A struct travels by value: its bytes are copied into its slots.
+        fb.localGet(this.fp)
+          .i32(this.varargOffset + i * 8)
+          .op(Op.i32_add);
+        fb.localGet(tmp).i32(ty.size).prefix(PrefixOp.memory_copy).u32(0).u32(0);
+        return;
+      }
       fb.localGet(this.fp);
       fb.localGet(tmp);
       if (vt === "i32")

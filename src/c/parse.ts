@@ -21,6 +21,7 @@ import {
   sameType,
   typeName,
   usualArith,
+  varargSlots,
   type Member,
   type Type,
 } from "./types.js";
@@ -1019,6 +1020,7 @@ class Parser {
       else this.declareTag(tag, ty);
     }
     const members: Member[] = [];
+    const fields: Member[] = [];
     let offset = 0;
     let align = 1;
     while (!this.consume("}")) {
@@ -1028,6 +1030,7 @@ class Parser {
         if (isAggregate(spec.ty) && spec.ty.members) {
           const base = kind === "struct" ? alignTo(offset, spec.ty.align) : 0;
           for (const m of spec.ty.members) members.push({ ...m, offset: base + m.offset });
+          fields.push({ name: "", ty: spec.ty, offset: base });
           offset = kind === "struct" ? base + spec.ty.size : Math.max(offset, spec.ty.size);
           align = Math.max(align, spec.ty.align);
         }
@@ -1042,6 +1045,7 @@ class Parser {
         if (this.consume(":")) this.constInt(); // bit-fields are laid out as whole fields
         const mo = kind === "struct" ? alignTo(offset, mty.align) : 0;
         members.push({ name: name.text, ty: mty, offset: mo });
+        fields.push({ name: name.text, ty: mty, offset: mo });
         offset = kind === "struct" ? mo + mty.size : Math.max(offset, mty.size);
         align = Math.max(align, mty.align);
         if (this.consume(";")) break;
@@ -1049,6 +1053,7 @@ class Parser {
       }
     }
     ty.members = members;
+    if (fields.length !== members.length) ty.fields = fields;
     ty.align = align;
     ty.size = alignTo(offset, align);
     ty.complete = true;
@@ -1281,15 +1286,22 @@ class Parser {
       this.expect("{");
       const items: { offset: number; init: Initializer }[] = [];
       let k = 0;
-      const members = ty.members ?? [];
+      const members = ty.fields ?? ty.members ?? [];
       while (!this.consume("}")) {
+        let m: Member | undefined;
         if (this.consume(".")) {
           const mname = this.ident();
-          k = members.findIndex((m) => m.name === mname.text);
-          if (k < 0) throw typeError(`no member named '${mname.text}' in '${typeName(ty)}'`, mname);
+          // A designator may name a member of an anonymous struct/union member.
+          m = (ty.members ?? []).find((x) => x.name === mname.text);
+          if (!m) throw typeError(`no member named '${mname.text}' in '${typeName(ty)}'`, mname);
+          const named = m;
+          k = members.findIndex(
+            (x) =>
+              x.name === named.name ||
+              (x.name === "" && x.ty.members?.some((y) => y.name === named.name)),
+          );
           this.expect("=");
-        }
-        const m = members[k];
+        } else m = members[k];
         if (!m) throw typeError("too many elements in struct initializer", this.tok);
         items.push({ offset: m.offset, init: this.elementInit(m.ty) });
         k++;
@@ -1336,7 +1348,7 @@ class Parser {
             offset: i * ty.base!.size,
             ty: ty.base!,
           }))
-        : (ty.members ?? [])
+        : (ty.fields ?? ty.members ?? [])
             .slice(0, ty.kind === "union" ? 1 : undefined)
             .map((m) => ({ offset: m.offset, ty: m.ty }));
     for (let i = 0; i < slots.length && !this.is("}"); i++) {
@@ -2055,8 +2067,11 @@ class Parser {
       // Default argument promotions for the variadic part.
       let t = this.toRvalueType(a.ty!);
       if (t.kind === "void") throw typeError("void value passed as an argument", a);
-      if (isAggregate(t))
-        throw typeError(`passing '${typeName(t)}' to a variadic function is not supported`, a);
+      if (isAggregate(t) && this.host.libraryType(name))
+        throw typeError(
+          `passing '${typeName(t)}' to library function '${name}' is not supported`,
+          a,
+        );
       if (t.kind === "float") t = T.double;
       else if (isInteger(t)) t = promote(t);
       return this.cast(a, t);
@@ -2140,18 +2155,19 @@ class Parser {
       const ty = this.typeName();
       this.checkLvalue(ap, t);
       if (ap.ty!.kind !== "ptr") throw typeError("va_arg needs a va_list", t);
-      // *(ty *)((ap += 8) - 8)
+      // *(ty *)((ap += n) - n), n = 8 per slot (a struct takes its size rounded up to 8)
+      const step = 8 * varargSlots(ty);
       const bump = this.node("opassign", t, {
         op: "+",
         lhs: ap,
-        rhs: this.num(8, T.int, t),
+        rhs: this.num(step, T.int, t),
         ty: ap.ty,
         opTy: T.int,
       });
       const back = this.node("binary", t, {
         op: "-",
         lhs: bump,
-        rhs: this.num(8, T.int, t),
+        rhs: this.num(step, T.int, t),
         ty: ap.ty,
         opTy: T.int,
       });

@@ -34,8 +34,11 @@ export interface Type {
   base?: Type;
   /** array: element count (-1 while incomplete, e.g. `int a[] = {...}`). */
   len?: number;
-  /** struct/union */
+  /** struct/union: every member by name (those of anonymous struct/union members flattened in). */
   members?: Member[];
+  /** struct/union: the members an initializer list fills in order, where an anonymous
+   * struct/union member is one entry (absent when that is just `members`). */
+  fields?: Member[];
   tag?: string;
   complete?: boolean;
   /** func */
@@ -184,3 +187,8 @@ export const sameType = (a: Type, b: Type): boolean => {
 };
 
 export const alignTo = (n: number, a: number): number => Math.ceil(n / a) * a;
+
+/** 8-byte slots a variadic argument takes: one per scalar, a struct's size rounded up. */
+export function varargSlots(t: Type): number {
+  return isAggregate(t) ? Math.max(1, Math.ceil(t.size / 8)) : 1;
+}
