@@ -1930,6 +1930,34 @@ class FunctionGenerator {
         fb.localGet(d);
         return;
       }
+      case "__builtin_popcount":
+      case "__builtin_clz":
+      case "__builtin_ctz":
+        one();
+        fb.op(
+          name.endsWith("popcount")
+            ? Op.i32_popcnt
+            : name.endsWith("clz")
+              ? Op.i32_clz
+              : Op.i32_ctz,
+        );
+        return;
+      case "__builtin_popcountl":
+      case "__builtin_popcountll":
+      case "__builtin_clzl":
+      case "__builtin_clzll":
+      case "__builtin_ctzl":
+      case "__builtin_ctzll":
+        one();
+        fb.op(
+          name.includes("popcount")
+            ? Op.i64_popcnt
+            : name.includes("clz")
+              ? Op.i64_clz
+              : Op.i64_ctz,
+        );
+        fb.op(Op.i32_wrap_i64);
+        return;
       case "__memory_size":
         fb.op(0x3f).u32(0);
         return;

@@ -2201,6 +2201,19 @@ class Parser {
       return e;
     }
     if (t.kind === "ident" && t.text === "_Generic") return this.generic(t);
+    if (
+      t.kind === "ident" &&
+      (t.text === "__func__" || t.text === "__FUNCTION__") &&
+      !this.lookup(t.text)
+    ) {
+      // The enclosing function's name, as a string literal (top-level statements: "main").
+      const name = !this.fn || this.fn === this.entry ? "main" : this.fn.name;
+      const bytes = [...Buffer.from(name, "utf8"), 0];
+      this.pos++;
+      const addr = this.host.alloc(bytes.length, 1);
+      this.host.write(addr, Uint8Array.from(bytes));
+      return this.node("str", t, { bytes, addr, ty: arrayOf(T.char, bytes.length) });
+    }
     if (t.kind === "num") {
       this.pos++;
       const ty = {

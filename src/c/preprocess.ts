@@ -75,6 +75,15 @@ const PREDEFINED = `
 #define __volatile__ volatile
 #define __signed__ signed
 #define _Noreturn
+#define stdin ((FILE *)0)
+#define stdout ((FILE *)1)
+#define stderr ((FILE *)2)
+#define SEEK_SET 0
+#define BUFSIZ 8192
+#define __builtin_expect(x, y) (x)
+#define __builtin_unreachable() ((void)0)
+#define __builtin_offsetof(t, m) ((unsigned long)&((t *)0)->m)
+#define offsetof(t, m) ((unsigned long)&((t *)0)->m)
 #define __LP64__ 1
 #define _LP64 1
 #define __STDC__ 1
