@@ -83,6 +83,36 @@ export interface CompiledModule {
   imports: { kind: "core" | "host" | "intrinsic"; name: string; sig: FuncSig }[];
   /** Exported user functions and their C types. */
   exports: Map<string, Type>;
+  /** A loop nest is predicted to run long (see predictLongRunning): worth optimizing up front. */
+  longRunning: boolean;
+}
+
+/** Loop iterations above which a module is compiled by V8's optimizing tier before it runs. */
+export const LONG_RUNNING_ITERATIONS = 200_000;
+
+/** Iterations of a loop whose trip count is not a constant (while, unknown bounds). */
+const UNKNOWN_TRIPS = 100;
+
+/** Predicts whether some loop nest runs long: the product of trip counts along each nest
+ * (a constant bound counts as itself, anything else as UNKNOWN_TRIPS). Functions that are
+ * called often need no prediction: V8 tiers them up while they run; a loop in the function
+ * that is running never changes tier, so that is what must be predicted before compiling. */
+function predictLongRunning(order: Func[]): boolean {
+  const trips = (n: Node): number => {
+    const c = n.cond;
+    if (n.kind === "for" && c && c.kind === "binary" && (c.op === "<" || c.op === "<=")) {
+      const bound = c.rhs!.kind === "cast" ? c.rhs!.lhs! : c.rhs!;
+      if (bound.kind === "num" && bound.ival !== undefined) return Number(bound.ival);
+    }
+    return UNKNOWN_TRIPS;
+  };
+  const deepest = (n: Node | undefined): number => {
+    if (!n) return 1;
+    let inner = 1;
+    for (const k of [n.then, n.els, ...(n.body ?? [])]) inner = Math.max(inner, deepest(k));
+    return n.kind === "for" || n.kind === "do" ? trips(n) * inner : inner;
+  };
+  return order.some((f) => deepest(f.body!) > LONG_RUNNING_ITERATIONS);
 }
 
 const HOST_SCALAR = (t: Type): ValType => {
@@ -224,7 +254,15 @@ export function generateModule(opts: CodegenOptions): CompiledModule {
     entries: f.body.positions,
     traps: f.body.trapCodes,
   }));
-  return { bytes: encoded.bytes, positions, imports, exports };
+  return {
+    bytes: encoded.bytes,
+    positions,
+    imports,
+    exports,
+    // Recursion goes optimized too: Liftoff frames are several times larger, and a deep
+    // recursion would exhaust the host's stack long before maxCallDepth.
+    longRunning: ctx.recursive.size > 0 || predictLongRunning(order),
+  };
 }
 
 /** Functions that may be re-entered before they return: on a direct call cycle, or reachable
@@ -1768,8 +1806,12 @@ class FunctionGenerator {
       if (fty.ret!.kind === "void" && n.ty!.kind !== "void") fb.i32(0);
       return;
     }
-    // Through a function pointer.
-    const fty = n.fnTy!;
+    // Through a function pointer. With `()` in its type, the arguments decide the signature.
+    const declared = n.fnTy!;
+    const fty =
+      declared.oldStyle && args.length > 0
+        ? { ...declared, params: args.map((a) => a.ty!), oldStyle: false }
+        : declared;
     this.structResultBuffer(fty);
     for (const a of args.slice(0, fty.params!.length)) this.expr(a);
     if (fty.variadic) this.varargs(args.slice(fty.params!.length));

@@ -1175,6 +1175,11 @@ class Parser {
       this.pos += 2;
       return withParamNames(funcType(ret, []), []);
     }
+    if (this.consume(")")) {
+      // `int f()`: parameters unspecified (pre-C23); calls through such a type pass what
+      // they are given, with the default promotions.
+      return withParamNames({ ...funcType(ret, []), oldStyle: true }, []);
+    }
     while (!this.consume(")")) {
       if (params.length > 0) this.expect(",");
       if (this.consume("...")) {
@@ -2056,7 +2061,10 @@ class Parser {
 
   private convertArgs(node: Node, fty: Type, args: Node[], name: string): void {
     const params = fty.params!;
-    if (args.length < params.length || (args.length > params.length && !fty.variadic))
+    if (
+      args.length < params.length ||
+      (args.length > params.length && !fty.variadic && !fty.oldStyle)
+    )
       throw typeError(
         `'${name}' takes ${params.length} argument(s) but ${args.length} were given`,
         node,

@@ -45,6 +45,8 @@ export interface Type {
   ret?: Type;
   params?: Type[];
   variadic?: boolean;
+  /** func: declared with `()`, parameters unspecified. */
+  oldStyle?: boolean;
   /** func: parameter names as written (for definitions). */
   paramNames?: { text: string; line: number; col: number }[];
   /** Variable-length array: its length expression, and the hidden local holding the count. */

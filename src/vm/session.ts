@@ -287,7 +287,7 @@ export class VmSession {
   }
 
   private instantiate(compiled: CompiledModule): WasmInstance {
-    const module = compileOptimized(compiled.bytes);
+    const module = compileModule(compiled.bytes, compiled.longRunning);
     const lib = hostLibrary(this.host);
     const core = {
       trap: (code: number, line: number, col: number) => {
@@ -433,10 +433,12 @@ export class VmSession {
   }
 }
 
-/** Compiles with V8's optimizing tier straight away. Its baseline tier would be replaced only
- * on the next call, and a program's hot loop usually runs inside a single call of main. For
- * the small modules the VM emits, optimizing compilation costs about the same. */
-function compileOptimized(bytes: Uint8Array): object {
+/** Compiles a module. A block predicted to run long (a big loop nest, see codegen's
+ * predictLongRunning) gets V8's optimizing tier straight away, because V8 never moves a running
+ * baseline frame to optimized code and a program's hot loop usually runs inside one call of
+ * main. Everything else gets the baseline tier (Liftoff), about ten times faster to compile;
+ * V8 still tiers up its functions that are called often (fib(30) runs optimized). */
+function compileModule(bytes: Uint8Array, optimize: boolean): object {
   // Identical bytes (the same block again, a hook recompiled after an unrelated change) reuse
   // the compiled module; instances are still fresh, and memory is bound at instantiation.
   const key = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("base64");
@@ -446,7 +448,7 @@ function compileOptimized(bytes: Uint8Array): object {
     moduleCache.set(key, hit);
     return hit;
   }
-  const module = compileUncached(bytes);
+  const module = optimize ? compileOptimized(bytes) : new Wasm.Module(bytes);
   moduleCache.set(key, module);
   if (moduleCache.size > MODULE_CACHE_SIZE) moduleCache.delete(moduleCache.keys().next().value!);
   return module;
@@ -455,7 +457,7 @@ function compileOptimized(bytes: Uint8Array): object {
 const MODULE_CACHE_SIZE = 64;
 const moduleCache = new Map<string, object>();
 
-function compileUncached(bytes: Uint8Array): object {
+function compileOptimized(bytes: Uint8Array): object {
   let toggled = false;
   try {
     v8.setFlagsFromString("--no-liftoff");
