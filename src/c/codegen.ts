@@ -1921,15 +1921,22 @@ class FunctionGenerator {
         fb.op(Op.f64_trunc);
         return;
       case "fmin":
+      case "fmax": {
+        // C's rule: a NaN operand is ignored (wasm's min/max would return NaN).
+        const x = this.tmp("f64");
+        const y = this.tmp("f64");
         one();
+        fb.localSet(x);
         this.expr(a[1]!);
-        fb.op(Op.f64_min);
+        fb.localSet(y);
+        fb.localGet(x).localGet(x).op(Op.f64_ne).blockOp(Op.if, "f64").localGet(y).op(Op.else);
+        fb.localGet(y).localGet(y).op(Op.f64_ne).blockOp(Op.if, "f64").localGet(x).op(Op.else);
+        fb.localGet(x)
+          .localGet(y)
+          .op(name === "fmin" ? Op.f64_min : Op.f64_max);
+        fb.op(Op.end).op(Op.end);
         return;
-      case "fmax":
-        one();
-        this.expr(a[1]!);
-        fb.op(Op.f64_max);
-        return;
+      }
       case "abs":
       case "labs":
       case "llabs": {

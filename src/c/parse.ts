@@ -108,7 +108,15 @@ const BUILTIN_TYPEDEFS: [string, Type][] = [
 export const ENTRY_NAME = "__entry";
 
 export function parse(tokens: Token[], base: GlobalScope, host: ParseHost): ParsedBlock {
-  return new Parser(tokens, base.clone(), host).program();
+  const parser = new Parser(tokens, base.clone(), host);
+  try {
+    return parser.program();
+  } catch (e) {
+    // Recursive descent on absurdly nested input: report where the nesting got too deep.
+    if (e instanceof RangeError && /call stack/i.test(e.message))
+      throw syntaxError("program is nested too deeply", parser.current);
+    throw e;
+  }
 }
 
 class Parser {
@@ -138,6 +146,10 @@ class Parser {
   }
 
   // ---- token helpers ----
+  /** The token being read (for errors raised outside the parser's own checks). */
+  get current(): Token {
+    return this.toks[Math.min(this.pos, this.toks.length - 1)]!;
+  }
   private get tok(): Token {
     return this.toks[this.pos]!;
   }
@@ -815,7 +827,7 @@ class Parser {
       else dv.setFloat64(offset, f, true);
       return;
     }
-    const iv = typeof value === "number" ? BigInt(Math.trunc(value)) : value;
+    const iv = typeof value === "number" ? truncToBigInt(value) : value;
     switch (ty.size) {
       case 1:
         dv.setUint8(offset, Number(BigInt.asUintN(8, iv)));
@@ -848,7 +860,7 @@ class Parser {
           return typeof v === "number"
             ? v
             : Number(n.lhs!.ty!.unsigned ? BigInt.asUintN(64, v) : BigInt.asIntN(64, v));
-        const iv = typeof v === "number" ? BigInt(Math.trunc(v)) : v;
+        const iv = typeof v === "number" ? truncToBigInt(v) : v;
         return wrapInt(iv, ty.kind === "ptr" ? T.uint : ty);
       }
       case "addr":
@@ -1146,6 +1158,8 @@ class Parser {
       if (!this.is("]")) {
         const e = this.conditional();
         if (e.kind === "num") {
+          if (e.ival === undefined && !Number.isFinite(e.fval!))
+            throw typeError(`array size ${e.fval} is not a finite number`, at);
           const n = e.ival !== undefined ? BigInt.asIntN(64, e.ival) : BigInt(Math.trunc(e.fval!));
           if (n < 0n) throw typeError("array size is negative", at);
           len = Number(n);
@@ -1211,7 +1225,11 @@ class Parser {
     const at = this.tok;
     const n = this.conditional();
     if (n.kind !== "num" || n.ival === undefined) {
-      if (n.kind === "num") return BigInt(Math.trunc(n.fval!));
+      if (n.kind === "num") {
+        if (!Number.isFinite(n.fval!))
+          throw typeError(`expected a constant integer, but ${n.fval} is not finite`, at);
+        return BigInt(Math.trunc(n.fval!));
+      }
       throw typeError("expected a constant integer expression", at);
     }
     return BigInt.asIntN(64, n.ival);
@@ -1264,7 +1282,9 @@ class Parser {
       let max = 0;
       while (!this.consume("}")) {
         if (this.consume("[")) {
+          const at = this.tok;
           i = Number(this.constInt());
+          if (i < 0) throw typeError(`array designator [${i}] is negative`, at);
           this.expect("]");
           this.expect("=");
         }
@@ -2290,6 +2310,12 @@ function genericMatch(a: Type, b: Type): boolean {
     default:
       return !!a.unsigned === !!b.unsigned && a.size === b.size;
   }
+}
+
+/** A double converted to an integer as a conversion in C does it on x86-64: NaN and out of
+ * range values give the "integer indefinite" (INT64_MIN) rather than throwing. */
+function truncToBigInt(v: number): bigint {
+  return Number.isFinite(v) ? BigInt(Math.trunc(v)) : -(1n << 63n);
 }
 
 /** Truncates an integer to the width and signedness of `ty`. */

@@ -379,6 +379,8 @@ export class VmSession {
       else {
         const coded = codedTrap(e, compiled, this.limits);
         error = coded ?? toVmError(e, "runtime");
+        if (error.message.startsWith(HOST_STACK_MESSAGE))
+          error = { ...error, message: `${HOST_STACK_MESSAGE} at call depth ${depth.value})` };
         if (error.line === 0 && (error.kind === "runtime" || error.kind === "limit")) {
           const at = trapPosition(e, compiled);
           if (at) error = { ...error, ...at };
@@ -508,6 +510,9 @@ function overflowMessage(k: number): string {
     : `signed integer overflow: the result of ${what} does not fit in int (int is 32 bits: use long)`;
 }
 
+const HOST_STACK_MESSAGE =
+  "stack overflow (the host's native stack ran out before maxCallDepth; recursion this deep needs a loop or an explicit stack";
+
 /** A limit error names the limit, its value and how to raise it. */
 export function limitMessage(
   which: "instructions" | "time" | "depth" | "stack",
@@ -597,13 +602,7 @@ function toVmError(e: unknown, fallback: VmErrorKind): VmError {
   if (e instanceof VmTrap)
     return { kind: e.kind, message: e.message, line: e.line, column: e.column };
   if (e instanceof RangeError && /call stack/i.test(e.message))
-    return {
-      kind: "limit",
-      message:
-        "stack overflow (the host's native stack is exhausted before maxCallDepth; recursion this deep needs a loop or an explicit stack)",
-      line: 0,
-      column: 0,
-    };
+    return { kind: "limit", message: `${HOST_STACK_MESSAGE})`, line: 0, column: 0 };
   const msg = e instanceof Error ? e.message : String(e);
   if (/out of bounds/.test(msg) && !/table/.test(msg))
     return { kind: "runtime", message: "memory access out of bounds", line: 0, column: 0 };

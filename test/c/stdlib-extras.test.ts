@@ -34,3 +34,9 @@ int main() {
 }`;
   assert.equal(ok(src).stdout, "> one 1\n> two\n> three\neof 1, missing 1\nto stderr\n");
 });
+
+test("fmin and fmax ignore a NaN operand, as C says (wasm's min/max would return NaN)", () => {
+  const src = `#include <math.h>
+printf("%g %g %g %g %g", fmax(NAN, 1.0), fmin(2.0, NAN), fmax(3.0, 4.0), fmin(-1.0, 5.0), fmax(NAN, NAN));`;
+  assert.equal(ok(src).stdout, "1 2 4 -1 nan");
+});
