@@ -1,14 +1,13 @@
 // Speed of the in-band decode loop against node-llama-cpp's plain generation of the same model and
 // threads, measured in one run on both test models, plus the latency of one region from its closing
 // token to the next sampled token.  `npm run build && node dist/bench/decode.js [tokens] [rounds]`
-import { existsSync } from "node:fs";
-import { join } from "node:path";
 import type { Token } from "node-llama-cpp";
 import { loadNodeLlamaModel } from "../src/engine/node-llama-cpp.js";
 import { openEngine } from "../src/engine/open.js";
 import type { Engine } from "../src/engine/types.js";
 import { DecodeLoop } from "../src/decode/loop.js";
-import { packageRoot, storiesModelPath } from "../src/paths.js";
+import { storiesModelPath } from "../src/paths.js";
+import { ensureRandomModel } from "../src/nano/random-model.js";
 import { defaultThreadCount } from "../src/engine/threads.js";
 
 const tokens = Number(process.argv[2] ?? 200);
@@ -119,11 +118,8 @@ int main() { hook_set("force", ${ids.length}); return 0; }`;
 async function main(): Promise<void> {
   const models = [
     { name: "stories260K (512 vocab)", path: storiesModelPath },
-    {
-      name: "llama-2-tiny-random (32,000 vocab)",
-      path: join(packageRoot, "..", "shared", "models", "llama-2-tiny-random.gguf"),
-    },
-  ].filter((m) => existsSync(m.path));
+    { name: "random-llama (32,000 vocab)", path: await ensureRandomModel({ vocab: 32000 }) },
+  ];
   console.log(
     `decode loop benchmark: ${tokens} tokens × ${rounds} rounds (median), ${defaultThreadCount()} thread(s)\n`,
   );

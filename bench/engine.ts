@@ -1,12 +1,11 @@
 // Per-decode-step cost of the glass-box engine against node-llama-cpp, measured in one run on
 // both test models: `npm run build && node dist/bench/engine.js [steps]`.
-import { existsSync } from "node:fs";
-import { join } from "node:path";
 import type { LlamaContextSequence, Token } from "node-llama-cpp";
 import { loadNodeLlamaModel } from "../src/engine/node-llama-cpp.js";
 import { openEngine } from "../src/engine/open.js";
 import type { Engine, ObserveOptions } from "../src/engine/types.js";
-import { packageRoot, storiesModelPath } from "../src/paths.js";
+import { storiesModelPath } from "../src/paths.js";
+import { ensureRandomModel } from "../src/nano/random-model.js";
 import { defaultThreadCount } from "../src/engine/threads.js";
 
 const steps = Number(process.argv[2] ?? 200);
@@ -151,7 +150,5 @@ async function benchModel(name: string, path: string): Promise<Row[]> {
   return rows;
 }
 
-const tiny = join(packageRoot, "..", "shared", "models", "llama-2-tiny-random.gguf");
 await benchModel("stories260K", storiesModelPath);
-if (existsSync(tiny)) await benchModel("llama-2-tiny-random", tiny);
-else console.log(`\n(skipped llama-2-tiny-random: ${tiny} not present)`);
+await benchModel("random-llama (32,000 vocab)", await ensureRandomModel({ vocab: 32000 }));

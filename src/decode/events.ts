@@ -16,6 +16,8 @@ export interface TokenEvent {
   probability: number;
   /** Entropy of that distribution, in nats. */
   entropy: number;
+  /** The most likely tokens of that distribution, best first (only when a request asks). */
+  top?: Array<{ id: number; text: string; probability: number }>;
 }
 
 export interface RegionStartEvent {

@@ -14,15 +14,17 @@
 import type { Engine, ObserveOptions } from "../engine/types.js";
 import { EngineError } from "../engine/errors.js";
 import type { VmOutcome } from "../vm/result.js";
+import type { VmProfileName } from "../vm/limits.js";
 import { runCalc } from "../calc/calc.js";
 import { LispSession } from "../lisp/session.js";
 import { formatInjection } from "./injection.js";
 import { continuationTokens } from "./continuation.js";
-import type { DecodeEvent } from "./events.js";
+import type { DecodeEvent, TokenEvent } from "./events.js";
 import type { Region, RegionSyntax } from "./scanner.js";
 import type { SamplerOptions } from "./sampler.js";
 import { SequenceState, type LiveVm } from "./sequence.js";
-import { MASKED_LOGIT } from "./logit-state.js";
+import { MASKED_LOGIT, TOP_K_CAPACITY } from "./logit-state.js";
+import type { ControlVector } from "../steer/control-vector.js";
 
 export interface GenerationRequest {
   /** Engine sequence id (default 0). */
@@ -43,6 +45,20 @@ export interface GenerationRequest {
   live?: LiveVm;
   /** Reuse the longest prefix of the sequence's KV cache that matches the new prompt. */
   reusePrefix?: boolean;
+  /** Control vectors VM code may load by name with cvec_load (see docs/steering.md). */
+  vectors?: ReadonlyMap<string, ControlVector>;
+  /** Sandbox profile of the sequence's VM session when it makes one (default: the VM's). */
+  profile?: VmProfileName;
+  /** Token events carry this many most likely alternatives with log-probabilities (default 0). */
+  topLogprobs?: number;
+}
+
+/** Hands requests to a long-lived loop (continuous batching); see DecodeLoop.run. */
+export interface RequestIntake {
+  /** Requests that join at the next step (each on a sequence no running request uses). */
+  take(): GenerationRequest[];
+  /** Called while no sequence is active: resolves true when requests wait, false to stop. */
+  wait(): Promise<boolean>;
 }
 
 export interface DecodeLoopOptions {
@@ -67,59 +83,65 @@ function kvOf(engine: Engine, seq: number): number[] {
   return tokens;
 }
 
+/** The tokens in an engine sequence's KV cache, as decode loops left them (for prefix reuse). */
+export function cachedTokens(engine: Engine, seq: number): readonly number[] {
+  return kvOf(engine, seq);
+}
+
 export class DecodeLoop {
   /** The sequences of the running generation (their logits must survive partial decodes). */
   private active: SequenceState[] = [];
+  /** Sequences to end at the start of the next step (see cancel). */
+  private readonly cancelled = new Set<number>();
 
   constructor(
     readonly engine: Engine,
     readonly options: DecodeLoopOptions = {},
   ) {}
 
-  /** Generates for every request together and streams the events of all of them. */
-  async *run(requests: readonly GenerationRequest[]): AsyncGenerator<DecodeEvent> {
+  /**
+   * Generates for every request together and streams the events of all of them. With an
+   * `intake`, the loop is long-lived (continuous batching): requests it hands over join at the
+   * next step, finished sequences leave, and the loop waits for work while none is active.
+   */
+  async *run(
+    requests: readonly GenerationRequest[],
+    intake?: RequestIntake,
+  ): AsyncGenerator<DecodeEvent> {
     const engine = this.engine;
     const caps = engine.capabilities;
-    const observe = this.options.observe ?? {
-      hidden: caps.reads.hidden,
-      attention: caps.reads.attention,
-      kv: caps.reads.kv,
-      finalNorm: caps.reads.finalNorm,
-    };
-    engine.observe(observe);
-    const seqs = requests.map((r) => {
-      const seq = r.seq ?? 0;
-      if (seq < 0 || seq >= caps.maxSequences) {
-        throw new RangeError(`sequence ${seq} is outside 0..${caps.maxSequences - 1}`);
-      }
-      return new SequenceState(engine, {
-        seq,
-        maxTokens: r.maxTokens ?? 256,
-        sampling: r.sampling ?? { temperature: 0 },
-        stop: r.stop ?? [],
-        syntaxes: r.syntaxes,
-        inject: r.inject ?? true,
-        live: r.live,
-      });
-    });
-    if (new Set(seqs.map((s) => s.seq)).size !== seqs.length) {
-      throw new Error("two requests use the same sequence");
-    }
-    this.active = seqs;
-
-    this.prefill(seqs, requests);
-    for (let i = 0; i < seqs.length; i++) {
-      const hook = requests[i]!.hook;
-      if (hook !== undefined) this.runSetup(seqs[i]!, hook);
-    }
-    yield* this.drain(seqs);
+    engine.observe(
+      this.options.observe ?? {
+        hidden: caps.reads.hidden,
+        attention: caps.reads.attention,
+        kv: caps.reads.kv,
+        finalNorm: caps.reads.finalNorm,
+      },
+    );
+    this.active = [];
+    this.admit(requests);
+    yield* this.drain(this.active);
 
     let lastYield = performance.now();
-    while (seqs.some((s) => !s.done)) {
-      if (this.options.signal?.aborted) {
-        for (const s of seqs) s.finish("aborted");
+    for (;;) {
+      if (intake) {
+        const joining = intake.take();
+        if (joining.length > 0) {
+          this.admit(joining);
+          yield* this.drain(this.active);
+        }
+      }
+      const seqs = this.active;
+      for (const s of seqs) {
+        if (this.cancelled.has(s.seq) || this.options.signal?.aborted) s.finish("aborted");
+      }
+      this.cancelled.clear();
+      if (!seqs.some((s) => !s.done)) {
         yield* this.drain(seqs);
-        break;
+        this.active = [];
+        if (!intake || !(await intake.wait())) break;
+        lastYield = performance.now();
+        continue;
       }
       const items: Array<{ seq: number; tokens: number[] }> = [];
       const owners: SequenceState[] = [];
@@ -140,11 +162,55 @@ export class DecodeLoop {
         }
       }
       yield* this.drain(seqs);
+      this.active = seqs.filter((s) => !s.done);
       // Let timers, signals and I/O run every few milliseconds; the decode itself is synchronous.
-      if (performance.now() - lastYield > YIELD_EVERY_MS) {
+      if (intake || performance.now() - lastYield > YIELD_EVERY_MS) {
         await new Promise<void>((resolve) => setImmediate(resolve));
         lastYield = performance.now();
       }
+    }
+  }
+
+  /** Ends a running sequence with reason "aborted" at the start of the next step. */
+  cancel(seq: number): void {
+    this.cancelled.add(seq);
+  }
+
+  /** Creates the sequences of new requests, evaluates their prompts and runs their hook setup. */
+  private admit(requests: readonly GenerationRequest[]): void {
+    if (requests.length === 0) return;
+    const engine = this.engine;
+    const caps = engine.capabilities;
+    const seqs = requests.map((r) => {
+      const seq = r.seq ?? 0;
+      if (seq < 0 || seq >= caps.maxSequences) {
+        throw new RangeError(`sequence ${seq} is outside 0..${caps.maxSequences - 1}`);
+      }
+      return new SequenceState(engine, {
+        seq,
+        maxTokens: r.maxTokens ?? 256,
+        sampling: r.sampling ?? { temperature: 0 },
+        stop: r.stop ?? [],
+        syntaxes: r.syntaxes,
+        inject: r.inject ?? true,
+        live: r.live,
+        profile: r.profile,
+        topLogprobs: r.topLogprobs,
+        vectors: r.vectors,
+      });
+    });
+    const inUse = [...this.active.filter((s) => !s.done), ...seqs].map((s) => s.seq);
+    if (new Set(inUse).size !== inUse.length) {
+      throw new Error("two requests use the same sequence");
+    }
+    for (const s of seqs) this.cancelled.delete(s.seq);
+    // The prompts' decode overwrites llama.cpp's logits of the sequences already running.
+    this.preserveLogits(seqs);
+    this.active.push(...seqs);
+    this.prefill(seqs, requests);
+    for (let i = 0; i < seqs.length; i++) {
+      const hook = requests[i]!.hook;
+      if (hook !== undefined) this.runSetup(seqs[i]!, hook);
     }
   }
 
@@ -298,7 +364,7 @@ export class DecodeLoop {
       token = s.sampler.sample(state.logits, history);
     }
     s.logitsReady = false;
-    const stats = this.options.tokenStats !== false;
+    const stats = this.options.tokenStats !== false || (s.options.topLogprobs ?? 0) > 0;
     const probability = stats ? state.probability(token) : NaN;
     const entropy = stats ? state.entropy() : NaN;
     const step = s.step++;
@@ -331,7 +397,8 @@ export class DecodeLoop {
         }
       }
     }
-    s.events.push({ type: "token", seq: s.seq, step, id: token, text, probability, entropy });
+    const top = this.topAlternatives(s);
+    s.events.push({ type: "token", seq: s.seq, step, id: token, text, probability, entropy, top });
     const kept = before + text.length;
     for (const ev of events) {
       // Events about text past a region's end describe characters that were dropped.
@@ -357,6 +424,18 @@ export class DecodeLoop {
     }
     for (let i = 0; i < tokens.length; i++) s.tokenOffsets.push(before);
     return tokens;
+  }
+
+  /** The most likely tokens of the distribution just sampled from, when the request asked. */
+  private topAlternatives(s: SequenceState): TokenEvent["top"] {
+    const n = Math.min(s.options.topLogprobs ?? 0, TOP_K_CAPACITY, this.engine.capabilities.nVocab);
+    if (n <= 0) return undefined;
+    const top: NonNullable<TokenEvent["top"]> = [];
+    for (let rank = 0; rank < n; rank++) {
+      const id = s.logitState.topToken(rank);
+      top.push({ id, text: this.engine.tokenText(id), probability: s.logitState.probability(id) });
+    }
+    return top;
   }
 
   /**

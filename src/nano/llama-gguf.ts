@@ -1,7 +1,7 @@
 // Turns a small llama-architecture model (config + named weights in PyTorch layout) into a GGUF
 // file that llama.cpp runs natively, with ruffian-nano's character vocabulary and chat template.
 import { writeGguf, type GgufTensor, type GgufValue } from "./gguf-writer.js";
-import { NANO_VOCAB, BOS_ID, EOS_ID, UNK_ID } from "./vocab.js";
+import { NANO_VOCAB, BOS_ID, EOS_ID, UNK_ID, type VocabEntry } from "./vocab.js";
 
 export interface LlamaConfig {
   nVocab: number;
@@ -26,6 +26,29 @@ export interface NamedWeight {
 export const NANO_CHAT_TEMPLATE =
   "{% for m in messages %}{% if m['role'] == 'user' %}Q: {{ m['content'] }}\n" +
   "A:{% elif m['role'] == 'assistant' %} {{ m['content'] }}\n{% endif %}{% endfor %}";
+
+/** A SentencePiece-style vocabulary as llama.cpp's "llama" tokenizer reads it from GGUF. */
+export interface SpmVocabulary {
+  entries: readonly VocabEntry[];
+  /** Merge priorities: llama.cpp's SPM tokenizer merges the highest-scoring pair first. */
+  scores: ArrayLike<number>;
+  bos: number;
+  eos: number;
+  unk: number;
+  /** Whether a space is prepended to the text before tokenizing (SentencePiece's default). */
+  addSpacePrefix: boolean;
+}
+
+/** ruffian-nano's vocabulary: every score zero, and no space prefix — questions start right
+ * after "Q: ", and a SentencePiece space prefix would shift every character. */
+export const NANO_SPM_VOCABULARY: SpmVocabulary = {
+  entries: NANO_VOCAB,
+  scores: new Float32Array(NANO_VOCAB.length),
+  bos: BOS_ID,
+  eos: EOS_ID,
+  unk: UNK_ID,
+  addSpacePrefix: false,
+};
 
 export function expectedTensorNames(cfg: LlamaConfig): string[] {
   const names = ["token_embd.weight", "output_norm.weight", "output.weight"];
@@ -52,10 +75,11 @@ export function writeLlamaGguf(
   cfg: LlamaConfig,
   weights: readonly NamedWeight[],
   extra: Record<string, GgufValue> = {},
+  vocab: SpmVocabulary = NANO_SPM_VOCABULARY,
 ): void {
-  if (cfg.nVocab !== NANO_VOCAB.length) {
+  if (cfg.nVocab !== vocab.entries.length) {
     throw new Error(
-      `config vocabulary ${cfg.nVocab} differs from the nano vocabulary ${NANO_VOCAB.length}`,
+      `config vocabulary ${cfg.nVocab} differs from the tokenizer's ${vocab.entries.length} tokens`,
     );
   }
   const byName = new Map(weights.map((w) => [w.name, w]));
@@ -76,16 +100,15 @@ export function writeLlamaGguf(
     "llama.attention.layer_norm_rms_epsilon": { type: "f32", value: cfg.rmsEps },
     "llama.vocab_size": { type: "u32", value: cfg.nVocab },
     "tokenizer.ggml.model": { type: "string", value: "llama" },
-    "tokenizer.ggml.tokens": { type: "string[]", value: NANO_VOCAB.map((e) => e.text) },
-    "tokenizer.ggml.scores": { type: "f32[]", value: new Float32Array(cfg.nVocab) },
-    "tokenizer.ggml.token_type": { type: "i32[]", value: NANO_VOCAB.map((e) => e.type) },
-    "tokenizer.ggml.bos_token_id": { type: "u32", value: BOS_ID },
-    "tokenizer.ggml.eos_token_id": { type: "u32", value: EOS_ID },
-    "tokenizer.ggml.unknown_token_id": { type: "u32", value: UNK_ID },
+    "tokenizer.ggml.tokens": { type: "string[]", value: vocab.entries.map((e) => e.text) },
+    "tokenizer.ggml.scores": { type: "f32[]", value: vocab.scores },
+    "tokenizer.ggml.token_type": { type: "i32[]", value: vocab.entries.map((e) => e.type) },
+    "tokenizer.ggml.bos_token_id": { type: "u32", value: vocab.bos },
+    "tokenizer.ggml.eos_token_id": { type: "u32", value: vocab.eos },
+    "tokenizer.ggml.unknown_token_id": { type: "u32", value: vocab.unk },
     "tokenizer.ggml.add_bos_token": { type: "bool", value: true },
     "tokenizer.ggml.add_eos_token": { type: "bool", value: false },
-    // Questions start right after "Q: "; a SentencePiece space prefix would shift every character.
-    "tokenizer.ggml.add_space_prefix": { type: "bool", value: false },
+    "tokenizer.ggml.add_space_prefix": { type: "bool", value: vocab.addSpacePrefix },
     "tokenizer.chat_template": { type: "string", value: NANO_CHAT_TEMPLATE },
     ...extra,
   };

@@ -1,6 +1,7 @@
 // Host functions that C code can call by name (logit_get, tok_str, hook_set, ...): the decode
-// runtime registers them by C signature; the names Ruffian reserves are listed here so that
-// calling one nobody registered gives a clear "not available here" error.
+// runtime registers them by C signature; the names Ruffian reserves come from the one intrinsic
+// table (src/decode/intrinsic-table.ts) so that calling one nobody registered gives a clear
+// "not available here" error.
 import { GlobalScope } from "../c/ast.js";
 import { CompileError } from "../c/errors.js";
 import { parse } from "../c/parse.js";
@@ -8,44 +9,11 @@ import { preprocess } from "../c/preprocess.js";
 import { tokenize } from "../c/tokenize.js";
 import type { Type } from "../c/types.js";
 import type { VmMemory } from "./memory.js";
+import { INTRINSIC_TABLE, intrinsicName } from "../decode/intrinsic-table.js";
 
-/** Every intrinsic name of the Ruffian C dialect (seeds: introspection, hooks, interventions, rewind). */
-export const KNOWN_INTRINSICS = new Set([
-  "logit_get",
-  "logit_set",
-  "logit_argmax",
-  "top_k_token",
-  "top_k_prob",
-  "vocab_entropy",
-  "vocab_top1_prob",
-  "context_token",
-  "context_len",
-  "tok_str",
-  "tok_count",
-  "kv_layers",
-  "kv_heads",
-  "kv_head_dim",
-  "kv_seq_len",
-  "kv_read",
-  "emb_read",
-  "cosine_sim",
-  "emb_variance",
-  "attn_score",
-  "logit_temperature",
-  "logit_mask_below",
-  "logit_top_p",
-  "logit_snapshot",
-  "logit_restore",
-  "logit_diff",
-  "act_add",
-  "hook_set",
-  "hook_step",
-  "vm_checkpoint",
-  "vm_rewind",
-  "vm_rewind_memo",
-  "vm_rewind_read",
-  "vm_rewind_len",
-]);
+/** Every intrinsic name of the Ruffian C dialect, from the one table (seeds: introspection,
+ * hooks, interventions, rewind). */
+export const KNOWN_INTRINSICS: ReadonlySet<string> = new Set(INTRINSIC_TABLE.map(intrinsicName));
 
 /** What an intrinsic's implementation can do with the calling program's memory. */
 export interface IntrinsicContext {

@@ -7,12 +7,10 @@ import { openEngine } from "../../src/engine/open.js";
 import { storiesModelPath } from "../../src/paths.js";
 import { DecodeLoop, type GenerationRequest } from "../../src/decode/loop.js";
 import type { DecodeEvent } from "../../src/decode/events.js";
-import { entropyNats, topKInto } from "../../src/decode/sampler.js";
+import { entropyNats, softmax, sortedIds } from "./reference.js";
 import { createLiveVm } from "../../src/decode/sequence.js";
 import { continuationTokens } from "../../src/decode/continuation.js";
-import { existsSync } from "node:fs";
-import { join } from "node:path";
-import { packageRoot } from "../../src/paths.js";
+import { ensureRandomModel } from "../../src/nano/random-model.js";
 
 const engine = await openEngine(storiesModelPath, {
   device: "cpu",
@@ -185,9 +183,8 @@ test("intrinsics read the live distribution exactly as computed from the full lo
   engine.decode([{ seq: 1, tokens: prompt }]);
   const ref = Float32Array.from(engine.logits(1));
   engine.truncate(1, 0);
-  const ids = new Int32Array(5);
-  const probs = new Float32Array(5);
-  topKInto(ref, 5, ids, probs);
+  const ids = sortedIds(ref).slice(0, 5);
+  const probs = ids.map((id) => softmax(ref)[id]!);
   let argmax = 0;
   for (let i = 1; i < ref.length; i++) if (ref[i]! > ref[argmax]!) argmax = i;
 
@@ -230,8 +227,7 @@ int main() { hook_set("suppress", 1); return 0; }`;
   // The chosen token is the reference's second choice.
   engine.truncate(1, 0);
   engine.decode([{ seq: 1, tokens: engine.tokenize(PROMPT, { addSpecial: true }) }]);
-  const ids = new Int32Array(2);
-  topKInto(engine.logits(1), 2, ids, new Float32Array(2));
+  const ids = sortedIds(engine.logits(1)).slice(0, 2);
   engine.truncate(1, 0);
   assert.equal(first.id, ids[1]);
 });
@@ -396,76 +392,72 @@ test("with injection off, regions are reported but nothing runs", async () => {
   assert.equal(events.filter((e) => e.type === "injection").length, 0);
 });
 
-const tinyRandomPath = join(packageRoot, "..", "shared", "models", "llama-2-tiny-random.gguf");
-
-test(
-  "32,000-token vocabulary: a token that runs past ']' is cut and the region still runs",
-  {
-    skip: !existsSync(tinyRandomPath) && "llama-2-tiny-random.gguf not found beside the repo",
-  },
-  async () => {
-    const big = await openEngine(tinyRandomPath, { device: "cpu", contextSize: 256 });
-    try {
-      const vocab = new Map<string, number>();
-      for (let id = 0; id < big.capabilities.nVocab; id++) {
-        const t = big.tokenText(id);
-        if (!vocab.has(t) && !big.isControl(id)) vocab.set(t, id);
-      }
-      // " [" and "];" are single tokens of the Llama 2 vocabulary; "];" carries text past the region.
-      const pieces = [
-        " [",
-        "C",
-        ":",
-        " ",
-        "6",
-        "*",
-        "7",
-        "];",
-        " ```",
-        "c",
-        "\n",
-        "int",
-        " main",
-        "()",
-        " {",
-        " return",
-        " ",
-        "5",
-        ";",
-        " }",
-        "\n",
-        "```",
-      ];
-      const ids = pieces.map((p) => {
-        const id = vocab.get(p);
-        assert.ok(id !== undefined, `no token ${JSON.stringify(p)}`);
-        return id;
-      });
-      const hook = `
+test("32,000-token vocabulary: a token that runs past ']' is cut and the region still runs", async () => {
+  const big = await openEngine(await ensureRandomModel({ vocab: 32000 }), {
+    device: "cpu",
+    contextSize: 256,
+  });
+  try {
+    const vocab = new Map<string, number>();
+    for (let id = 0; id < big.capabilities.nVocab; id++) {
+      const t = big.tokenText(id);
+      if (!vocab.has(t) && !big.isControl(id)) vocab.set(t, id);
+    }
+    // " [" and "];" are single tokens of this vocabulary (as of Llama 2's); "];" carries text past
+    // the region.
+    const pieces = [
+      " [",
+      "C",
+      ":",
+      " ",
+      "6",
+      "*",
+      "7",
+      "];",
+      " ```",
+      "c",
+      "\n",
+      "int",
+      " main",
+      "()",
+      " {",
+      " return",
+      " ",
+      "5",
+      ";",
+      " }",
+      "\n",
+      "```",
+    ];
+    const ids = pieces.map((p) => {
+      const id = vocab.get(p);
+      assert.ok(id !== undefined, `no token ${JSON.stringify(p)}`);
+      return id;
+    });
+    const hook = `
 int ids[] = {${ids.join(", ")}};
 int at = 0;
 void force(int step) { if (at < ${ids.length}) { logit_set(ids[at], logit_get(logit_argmax()) + 100000); at++; } }
 int main() { hook_set("force", ${ids.length}); return 0; }`;
-      const events: DecodeEvent[] = [];
-      for await (const ev of new DecodeLoop(big).run([
-        { prompt: "Hello", maxTokens: pieces.length + 2, hook },
-      ])) {
-        events.push(ev);
-      }
-      const done = events.find((e) => e.type === "done");
-      assert.ok(done && done.type === "done");
-      assert.ok(done.text.startsWith(" [C: 6*7] = VM[42]"), JSON.stringify(done.text));
-      assert.doesNotMatch(done.text, /\];/);
-      const cut = events.find((e) => e.type === "token" && e.text === "]");
-      assert.ok(cut, "the token was cut at the region's end");
-      const injections = events.filter((e) => e.type === "injection");
-      assert.equal(injections.length, 2);
-      assert.match(done.text, /```output\n5\n```/);
-    } finally {
-      big.dispose();
+    const events: DecodeEvent[] = [];
+    for await (const ev of new DecodeLoop(big).run([
+      { prompt: "Hello", maxTokens: pieces.length + 2, hook },
+    ])) {
+      events.push(ev);
     }
-  },
-);
+    const done = events.find((e) => e.type === "done");
+    assert.ok(done && done.type === "done");
+    assert.ok(done.text.startsWith(" [C: 6*7] = VM[42]"), JSON.stringify(done.text));
+    assert.doesNotMatch(done.text, /\];/);
+    const cut = events.find((e) => e.type === "token" && e.text === "]");
+    assert.ok(cut, "the token was cut at the region's end");
+    const injections = events.filter((e) => e.type === "injection");
+    assert.equal(injections.length, 2);
+    assert.match(done.text, /```output\n5\n```/);
+  } finally {
+    big.dispose();
+  }
+});
 
 test("a model that writes ' = VM[' itself after an injected result does not duplicate it", async () => {
   const src = " [C: 6*7] = VM[";
@@ -492,14 +484,6 @@ function hookLog(events: DecodeEvent[], hook: string): string {
     JSON.stringify(events.filter((e) => e.type !== "token")),
   );
   return log.text;
-}
-
-function softmax(l: Float32Array): Float64Array {
-  let max = -Infinity;
-  for (const x of l) max = Math.max(max, x);
-  let z = 0;
-  for (const x of l) z += Math.exp(x - max);
-  return Float64Array.from(l, (x) => Math.exp(x - max) / z);
 }
 
 test("temperature, mask_below and top_p reshape the distribution as the reference does", async () => {

@@ -1,24 +1,18 @@
 // Shared helpers for the engine tests: model locations, greedy decoding over the engine, and
 // reading weight tensors straight from a GGUF file (an independent path to the numbers).
-import { existsSync, openSync, readSync, closeSync } from "node:fs";
-import { join } from "node:path";
+import { openSync, readSync, closeSync } from "node:fs";
 import { readGgufFileInfo } from "node-llama-cpp";
-import { packageRoot, storiesModelPath } from "../../src/paths.js";
+import { storiesModelPath } from "../../src/paths.js";
+import { ensureRandomModel } from "../../src/nano/random-model.js";
 import type { Engine, Token } from "../../src/engine/types.js";
 
 export { storiesModelPath };
 
-/** The 32,000-token test model lives beside the clone (../shared/models), not in the package. */
-export const tinyRandomModelPath = join(
-  packageRoot,
-  "..",
-  "shared",
-  "models",
-  "llama-2-tiny-random.gguf",
-);
-export const tinyRandomMissing = existsSync(tinyRandomModelPath)
-  ? false
-  : `${tinyRandomModelPath} not present`;
+/** A random-weight model with a 32,000-token vocabulary (Llama 2's size), written by our own
+ * GGUF writer into the cache on first use. */
+export function largeVocabModel(): Promise<string> {
+  return ensureRandomModel({ vocab: 32000 });
+}
 
 export const STORY_PROMPT = "Once upon a time";
 export const STORY_CONTINUATION =

@@ -1,0 +1,6 @@
+// Entry point of the web UI bundle.
+import { render } from "preact";
+import { App } from "./app.js";
+import "./styles.css";
+
+render(<App />, document.getElementById("app")!);
