@@ -6,6 +6,9 @@
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import type { Browser } from "puppeteer-core";
+import { readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { packageRoot } from "../../src/paths.js";
 import { runC } from "../../src/vm/session.js";
 import {
   ask,
@@ -199,6 +202,71 @@ describe("web UI on ruffian serve (ruffian-nano)", () => {
       return `${before.length}:${before.at(-1)!.length + 1}`;
     });
     assert.equal(caret, where);
+    await page.close();
+  });
+});
+
+describe("the experiments gallery (ruffian serve --glass-box)", () => {
+  let server: Served;
+  before(async () => {
+    server = await serve(["--glass-box"]);
+  });
+  after(async () => {
+    await server?.stop();
+  });
+  const dir = join(packageRoot, "web", "src", "experiments");
+  const programs = readdirSync(dir).filter((f) => f.endsWith(".c"));
+
+  test("shows every experiment program, one button each", async () => {
+    const { page } = await openUi(browser, server.url);
+    await waitForModel(page);
+    const shown = await page.$$eval("[data-experiment]", (els) =>
+      els.map((e) => (e as HTMLElement).dataset.experiment),
+    );
+    assert.deepEqual([...shown].sort(), programs.map((f) => f.replace(/\.c$/, "")).sort());
+    await page.close();
+  });
+
+  test("every experiment's hook program runs on the model and prints to the hook console", async () => {
+    for (const file of programs) {
+      const response = await fetch(`${server.url}/v1/chat/completions`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({
+          model: "ruffian-nano",
+          messages: [{ role: "user", content: question }],
+          max_tokens: 48,
+          temperature: 0,
+          ruffian: { hook: readFileSync(join(dir, file), "utf8") },
+        }),
+      });
+      const body = (await response.json()) as {
+        error?: { message: string };
+        ruffian?: { hookConsole: Array<{ text: string }> };
+      };
+      assert.equal(response.status, 200, `${file}: ${body.error?.message}`);
+      assert.ok(body.ruffian!.hookConsole.length > 0, `${file} printed nothing`);
+    }
+  });
+
+  test("a rewind leaves its memo as a footnote and the answer reads as the final timeline", async () => {
+    const { page } = await openUi(browser, server.url);
+    await waitForModel(page);
+    await page.click("#tab-experiments");
+    await page.click('[data-experiment="rewind-memo"]');
+    const answer = await finished(page, "#panel-experiments");
+    const note = await page.waitForSelector("#panel-experiments .footnotes .memo");
+    assert.match(
+      await note!.evaluate((e) => e.textContent ?? ""),
+      /^\[explored: "peak entropy \d+ millinats, try again" → rewound\]$/,
+    );
+    // The erasing animation ends (at most 1.5 s) and leaves the answer as the server's final text.
+    await page.waitForSelector("#panel-experiments .seg.erasing", { hidden: true });
+    assert.match(answer, /^ \[C: 4821\*377\] = VM\[1817517\]/);
+    const lines = await page.$$eval("#panel-experiments .hook-text", (els) =>
+      els.map((e) => e.textContent ?? ""),
+    );
+    assert.ok(lines.some((l) => l.startsWith("previous timeline said: peak entropy")));
     await page.close();
   });
 });
