@@ -11,14 +11,6 @@ const version = (
 
 const MODELS_DIR_HELP = "model cache (default $RUFFIAN_MODELS_DIR or ~/.node-llama-cpp/models)";
 
-/** Marks a subcommand whose behaviour a later issue delivers; it fails loudly rather than pretending. */
-function notYet(what: string): () => never {
-  return () => {
-    process.stderr.write(`ruffian: '${what}' is not implemented yet\n`);
-    process.exit(2);
-  };
-}
-
 export function buildProgram(): Command {
   const program = new Command();
   program
@@ -92,6 +84,7 @@ export function buildProgram(): Command {
     .option("--profile <name>", "sandbox profile: tiny, small, medium, large, huge")
     .option("--stats", "print compile/run statistics")
     .option("--json", "print the whole result as JSON")
+    .option("--fwrapv", "signed integer overflow wraps (as gcc -fwrapv) instead of trapping")
     .action(async (file: string | undefined, opts: import("./commands/exec.js").ExecOptions) => {
       const { execCommand } = await import("./commands/exec.js");
       process.exitCode = await execCommand(file, opts);
@@ -99,11 +92,23 @@ export function buildProgram(): Command {
 
   program
     .command("serve")
-    .description("OpenAI-compatible HTTP server with the web UI")
-    .option("-m, --model <path>", "GGUF model file or hf: URI")
+    .description("OpenAI-compatible HTTP server: every request computes in-band")
+    .option("-m, --model <path>", "GGUF model file or hf: URI (default: the shipped ruffian-nano)")
     .option("--host <host>", "address to listen on", "127.0.0.1")
-    .option("--port <port>", "port to listen on", "8080")
-    .action(notYet("serve"));
+    .option("--port <port>", "port to listen on (0: any free port)", "8080")
+    .option("--slots <n>", "requests decoded together (continuous batching)", "4")
+    .option("--ctx <n>", "KV cells per slot (default: the model's training context)")
+    .option("--api-key <key>", "require Authorization: Bearer <key> on /v1/*")
+    .option("--api-key-file <file>", "accept any key listed in the file (one per line)")
+    .option("--profile <name>", "VM profile of requests that name none (default small)")
+    .option("--queue <n>", "requests that may wait for a slot (default 4 × slots)")
+    .option("--deadline <s>", "seconds a generation may run (default 120)")
+    .option("--glass-box", "record activations so kv_read, emb_read, attn_score work (slower)")
+    .option("--models-dir <dir>", MODELS_DIR_HELP)
+    .action(async (opts: import("./commands/serve.js").ServeCommandOptions) => {
+      const { serveCommand } = await import("./commands/serve.js");
+      process.exitCode = await serveCommand(opts);
+    });
 
   program
     .command("eval")

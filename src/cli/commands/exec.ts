@@ -9,6 +9,8 @@ export interface ExecOptions {
   profile?: string;
   stats?: boolean;
   json?: boolean;
+  /** Signed overflow wraps (gcc -fwrapv) instead of trapping. */
+  fwrapv?: boolean;
 }
 
 type Runner = (source: string) => VmOutcome;
@@ -24,10 +26,11 @@ async function runnerFor(
   lang: string,
   profile: VmProfileName | undefined,
   programName: string,
+  wrapv: boolean,
 ): Promise<Runner | string> {
   switch (lang) {
     case "c":
-      return (src) => runC(src, { profile, programName });
+      return (src) => runC(src, { profile, programName, wrapv });
     case "lisp":
       try {
         const modulePath = "../../lisp/index.js";
@@ -80,7 +83,7 @@ export async function execCommand(file: string | undefined, opts: ExecOptions): 
     name = file;
   }
 
-  const runner = await runnerFor(opts.lang, profile, name);
+  const runner = await runnerFor(opts.lang, profile, name, opts.fwrapv ?? false);
   if (typeof runner === "string") return err(runner);
   const outcome = runner(source);
 
