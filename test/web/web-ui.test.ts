@@ -12,6 +12,7 @@ import { packageRoot } from "../../src/paths.js";
 import { runC } from "../../src/vm/session.js";
 import {
   ask,
+  complete,
   finished,
   launchBrowser,
   openUi,
@@ -82,21 +83,8 @@ describe("web UI on ruffian serve (ruffian-nano)", () => {
       Number((e as HTMLElement).dataset.points),
     );
     // The same request without streaming, over plain HTTP: the tokens the server generated.
-    const response = await fetch(`${server.url}/v1/chat/completions`, {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify({
-        model: "ruffian-nano",
-        messages: [{ role: "user", content: question }],
-        max_tokens: 128,
-        temperature: 0,
-        logprobs: true,
-      }),
-    });
-    const body = (await response.json()) as {
-      choices: Array<{ logprobs: { content: Array<{ token: string }> } }>;
-    };
-    const generated = body.choices[0]!.logprobs.content;
+    const { body } = await complete(server.url, { max_tokens: 128, logprobs: true });
+    const generated: Array<{ token: string }> = body.choices[0].logprobs.content;
     assert.ok(points > 5, `points: ${points}`);
     assert.equal(points, generated.length);
     // And every one of them is a token span in the page's answer, in order.
@@ -229,23 +217,12 @@ describe("the experiments gallery (ruffian serve --glass-box)", () => {
 
   test("every experiment's hook program runs on the model and prints to the hook console", async () => {
     for (const file of programs) {
-      const response = await fetch(`${server.url}/v1/chat/completions`, {
-        method: "POST",
-        headers: { "content-type": "application/json" },
-        body: JSON.stringify({
-          model: "ruffian-nano",
-          messages: [{ role: "user", content: question }],
-          max_tokens: 48,
-          temperature: 0,
-          ruffian: { hook: readFileSync(join(dir, file), "utf8") },
-        }),
+      const { status, body } = await complete(server.url, {
+        max_tokens: 48,
+        ruffian: { hook: readFileSync(join(dir, file), "utf8") },
       });
-      const body = (await response.json()) as {
-        error?: { message: string };
-        ruffian?: { hookConsole: Array<{ text: string }> };
-      };
-      assert.equal(response.status, 200, `${file}: ${body.error?.message}`);
-      assert.ok(body.ruffian!.hookConsole.length > 0, `${file} printed nothing`);
+      assert.equal(status, 200, `${file}: ${body.error?.message}`);
+      assert.ok(body.ruffian.hookConsole.length > 0, `${file} printed nothing`);
     }
   });
 

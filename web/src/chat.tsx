@@ -165,7 +165,7 @@ export function Chat({ model }: { model: string | null }) {
     <div class="workspace">
       <section class="main-column" aria-label="Chat">
         <Settings settings={settings} onChange={setSettings} />
-        <ol class="conversation" aria-label="conversation" aria-live="polite">
+        <ol class="conversation" aria-label="conversation">
           {turns.length === 0 && (
             <li class="empty">
               Ask something that needs computing, e.g. <q>What is 4821 times 377?</q> Regions the
