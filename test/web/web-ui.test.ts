@@ -157,6 +157,39 @@ describe("web UI on ruffian serve (ruffian-nano)", () => {
     await page.close();
   });
 
+  test("an edited experiment runs its new code; a failing region's VM error is styled as such", async () => {
+    const { page } = await openUi(browser, server.url);
+    await waitForModel(page);
+    await page.click("#tab-experiments");
+    await page.click('[data-experiment="entropy-diary"]');
+    await finished(page, "#panel-experiments");
+    // Replace the code with a hook that makes the model open its answer with [C: 1/0].
+    const forcing = [
+      'char want[] = " [C: 1/0]";',
+      "int ids[16]; int n = 0; int at = 0;",
+      "int token_of(char c) { char b[32];",
+      "  for (int id = 0; id < tok_count(); id++) if (tok_str(id, b) == 1 && b[0] == c) return id;",
+      "  return -1; }",
+      "void force(int step) { if (at < n) logit_set(ids[at++], logit_get(logit_argmax()) + 100000); }",
+      'int main() { for (int i = 0; want[i]; i++) ids[n++] = token_of(want[i]); hook_set("force", n); return 0; }',
+    ].join("\n");
+    await page.$eval("#experiment-code", (e) => (e as HTMLTextAreaElement).select());
+    await page.keyboard.press("Backspace");
+    await page.type("#experiment-code", forcing);
+    await page.click("#panel-experiments form.experiment button[type=submit]");
+    await page.waitForSelector("#panel-experiments .answer[data-phase=streaming]");
+    const answer = await finished(page, "#panel-experiments");
+    assert.match(answer, /^ \[C: 1\/0\] = VM\[error: /);
+    const failed = await page.$eval("#panel-experiments .seg.vm-error", (e) => e.textContent);
+    assert.match(failed, /^ = VM\[error: [^\]]*division by zero[^\]]*\]$/);
+    // The first region is the forced one (the model may write more after the error).
+    const region = await page.$$eval("#panel-experiments .seg.region", (els) =>
+      els.map((e) => e.textContent).join(""),
+    );
+    assert.ok(region.startsWith("[C: 1/0]"), region);
+    await page.close();
+  });
+
   test("the playground shows a compile error with its line:col, marked in the editor", async () => {
     const { page } = await openUi(browser, server.url);
     await waitForModel(page);
