@@ -39,16 +39,19 @@ describe("web UI on ruffian serve (ruffian-nano)", () => {
     await server?.stop();
   });
 
-  test("the page is served at / with its bundle, and names the model", async () => {
-    const { page, errors } = await openUi(browser, server.url);
+  test("the page is served at / with its bundle, names the model, and asks nothing of the network", async () => {
+    const page = await browser.newPage();
+    const requested: string[] = [];
+    page.on("request", (r) => requested.push(r.url()));
+    const errors: string[] = [];
+    page.on("pageerror", (e) => errors.push(String(e)));
+    await page.goto(server.url);
     assert.equal(await waitForModel(page), "ruffian-nano");
-    const scripts = await page.$$eval("script[src]", (els) =>
-      els.map((e) => (e as HTMLScriptElement).src),
-    );
-    assert.ok(
-      scripts.every((src) => src.startsWith(server.url)),
-      `only local assets: ${scripts}`,
-    );
+    await ask(page, question);
+    const outside = requested.filter((u) => !u.startsWith(server.url + "/"));
+    assert.deepEqual(outside, []);
+    for (const asset of ["/app.js", "/app.css"])
+      assert.ok(requested.includes(server.url + asset), `${asset} in ${requested}`);
     assert.deepEqual(errors, []);
     await page.close();
   });
