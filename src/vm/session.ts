@@ -154,18 +154,18 @@ export class VmSession {
     let root: string | null = null;
     try {
       const tokens = preprocess(tokenize(source));
-      parsed = parse(tokens, this.scope, {
-        alloc: (size, align) => {
-          const p = this.mem.allocStatic(size, align);
-          if (p === 0) throw new CompileError("limit", "out of memory for globals", 0, 0);
-          return p;
-        },
-        write: (addr, bytes) => this.mem.writeBytes(addr, bytes),
-        libraryType: (name) => hostTypes!.get(name),
-        intrinsicType: (name) => this.intrinsics.get(name)?.ty,
-        isKnownIntrinsic: (name) => KNOWN_INTRINSICS.has(name),
-        argv: () => this.argv(),
-      });
+      parsed = parse(
+        tokens,
+        this.scope,
+        this.parseContext(
+          (size, align) => {
+            const p = this.mem.allocStatic(size, align);
+            if (p === 0) throw new CompileError("limit", "out of memory for globals", 0, 0);
+            return p;
+          },
+          (addr, bytes) => this.mem.writeBytes(addr, bytes),
+        ),
+      );
       if (parsed.entry) {
         parsed.scope.funcs.set(ENTRY_NAME, parsed.entry);
         root = ENTRY_NAME;
@@ -221,6 +221,49 @@ export class VmSession {
       this.argvAddr = arr;
     }
     return this.argvAddr;
+  }
+
+  /**
+   * Whether a block would compile against this session's definitions, without running it or
+   * keeping anything from it (its globals go to scratch addresses): the first error, or undefined.
+   * Lets a caller report a broken program before starting work that depends on it.
+   */
+  check(source: string): VmError | undefined {
+    let scratch = 16;
+    try {
+      parse(
+        preprocess(tokenize(source)),
+        this.scope,
+        this.parseContext(
+          (size, align) => {
+            scratch = Math.ceil(scratch / align) * align;
+            const p = scratch;
+            scratch += Math.max(size, 1);
+            return p;
+          },
+          () => {},
+        ),
+      );
+      return undefined;
+    } catch (e) {
+      if (e instanceof RangeError && /call stack/i.test(e.message))
+        return { kind: "syntax", message: "program is nested too deeply", line: 0, column: 0 };
+      return toVmError(e, "syntax");
+    }
+  }
+
+  private parseContext(
+    alloc: (size: number, align: number) => number,
+    write: (addr: number, bytes: Uint8Array) => void,
+  ): Parameters<typeof parse>[2] {
+    return {
+      alloc,
+      write,
+      libraryType: (name) => hostTypes!.get(name),
+      intrinsicType: (name) => this.intrinsics.get(name)?.ty,
+      isKnownIntrinsic: (name) => KNOWN_INTRINSICS.has(name),
+      argv: () => this.argv(),
+    };
   }
 
   /** Calls a function defined by an earlier block (hooks call fn(step) before every token). */

@@ -2,21 +2,20 @@
 // loaded and it listens; SIGINT/SIGTERM stop it cleanly.
 import { readFileSync } from "node:fs";
 import { nanoModelPath } from "../../paths.js";
-import { PROFILES, type VmProfileName } from "../../vm/limits.js";
-import { parseIntOption } from "../options.js";
+import type { VmProfileName } from "../../vm/limits.js";
 import { modelCacheDir } from "./models.js";
 
 export interface ServeCommandOptions {
   model?: string;
   host?: string;
-  port?: string;
-  slots?: string;
-  ctx?: string;
+  port?: number;
+  slots?: number;
+  ctx?: number;
   apiKey?: string;
   apiKeyFile?: string;
-  profile?: string;
-  queue?: string;
-  deadline?: string;
+  profile?: VmProfileName;
+  queue?: number;
+  deadline?: number;
   glassBox?: boolean;
   modelsDir?: string;
 }
@@ -48,27 +47,19 @@ function apiKeys(opts: ServeCommandOptions): string[] {
 export async function serveCommand(opts: ServeCommandOptions): Promise<number> {
   let settings;
   try {
-    if (opts.profile !== undefined && !(opts.profile in PROFILES))
-      throw new Error(
-        `--profile must be one of ${Object.keys(PROFILES).join(", ")}, got '${opts.profile}'`,
-      );
     settings = {
       model: opts.model ?? nanoModelPath,
       host: opts.host ?? "127.0.0.1",
-      port: parseIntOption("--port", opts.port ?? "8080", 0),
-      slots: parseIntOption("--slots", opts.slots ?? "4", 1),
-      ctx: opts.ctx !== undefined ? parseIntOption("--ctx", opts.ctx, 16) : undefined,
+      port: opts.port ?? 8080,
+      slots: opts.slots ?? 4,
+      ctx: opts.ctx,
       apiKeys: apiKeys(opts),
-      profile: opts.profile as VmProfileName | undefined,
-      queueLimit: opts.queue !== undefined ? parseIntOption("--queue", opts.queue, 0) : undefined,
-      deadlineMs:
-        opts.deadline !== undefined
-          ? parseIntOption("--deadline", opts.deadline, 1) * 1000
-          : undefined,
+      profile: opts.profile,
+      queueLimit: opts.queue,
+      deadlineMs: opts.deadline !== undefined ? opts.deadline * 1000 : undefined,
       glassBox: opts.glassBox === true,
       modelsDir: modelCacheDir(opts.modelsDir),
     };
-    if (settings.slots > 256) throw new Error(`--slots must be at most 256, got ${settings.slots}`);
   } catch (err) {
     process.stderr.write(`ruffian serve: ${(err as Error).message}\n`);
     return 2;
