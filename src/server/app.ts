@@ -92,6 +92,6 @@ export function buildApp(ctx: ServerContext): ServerApp {
   infoRoutes(app, ctx);
   tokenRoutes(app, ctx);
   execRoutes(app, ctx);
-  registerWebUi(app as unknown as FastifyInstance);
+  registerWebUi(app);
   return app;
 }
