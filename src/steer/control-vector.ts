@@ -84,6 +84,20 @@ export function scaledDirections(cv: ControlVector, scale: number): Map<number, 
   return out;
 }
 
+/** Whether two sets of (scaled) directions are equal, value for value (null: none). */
+export function sameDirections(
+  a: ReadonlyMap<number, Float32Array> | null,
+  b: ReadonlyMap<number, Float32Array> | null,
+): boolean {
+  if (a === b) return true;
+  if (!a || !b || a.size !== b.size) return false;
+  for (const [layer, v] of a) {
+    const w = b.get(layer);
+    if (!w || w.length !== v.length || v.some((x, i) => !Object.is(x, w[i]))) return false;
+  }
+  return true;
+}
+
 /** Parses `FILE[:SCALE]` (llama.cpp's --control-vector-scaled takes the same pair). */
 export function parseVectorArgument(arg: string): { path: string; scale: number } {
   const colon = arg.lastIndexOf(":");

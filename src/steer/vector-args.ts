@@ -34,14 +34,12 @@ export function loadVectorArguments(args: readonly string[], engine: Engine): Lo
   return { combined, library };
 }
 
-/** Applies `--control-vector` arguments to a sequence; returns the named library. */
-export function applyVectorArguments(
+/** The request fields for `--control-vector` arguments (none when there are none). */
+export function vectorRequest(
   args: readonly string[] | undefined,
   engine: Engine,
-  seq = 0,
-): Map<string, ControlVector> {
-  if (!args || args.length === 0) return new Map();
+): { controlVector?: Map<number, Float32Array>; vectors?: Map<string, ControlVector> } {
+  if (!args || args.length === 0) return {};
   const { combined, library } = loadVectorArguments(args, engine);
-  engine.setControlVector(seq, combined);
-  return library;
+  return { controlVector: combined, vectors: library };
 }

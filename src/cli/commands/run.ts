@@ -8,7 +8,7 @@ import { defaultModelPath } from "../../paths.js";
 import { StreamPrinter } from "../render.js";
 import { paint } from "../style.js";
 import { parseIntOption, parseNumberOption } from "../options.js";
-import { applyVectorArguments } from "../../steer/vector-args.js";
+import { vectorRequest } from "../../steer/vector-args.js";
 
 export interface RunOptions {
   model?: string;
@@ -46,7 +46,7 @@ export async function runCommand(opts: RunOptions): Promise<number> {
         : renderPrompt(engine, [{ role: "user", content: opts.prompt }]);
     const events = opts.events ? createWriteStream(opts.events) : undefined;
     const printer = new StreamPrinter({ out: process.stdout, console: process.stderr });
-    const vectors = applyVectorArguments(opts.controlVector, engine);
+    const vectors = vectorRequest(opts.controlVector, engine);
     const loop = new DecodeLoop(engine);
     if (style === "plain") process.stdout.write(paint.bold(opts.prompt));
     for await (const ev of loop.run([
@@ -57,7 +57,7 @@ export async function runCommand(opts: RunOptions): Promise<number> {
         hook,
         stop: stopStrings(style),
         inject: opts.inject !== false,
-        vectors,
+        ...vectors,
       },
     ])) {
       printer.handle(ev);
