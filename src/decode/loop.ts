@@ -450,7 +450,7 @@ export class DecodeLoop {
     const top: NonNullable<TokenEvent["top"]> = [];
     for (let rank = 0; rank < n; rank++) {
       const id = s.logitState.topToken(rank);
-      top.push({ id, text: this.engine.tokenText(id), probability: s.logitState.topProb(rank) });
+      top.push({ id, text: this.engine.tokenText(id), probability: s.logitState.probability(id) });
     }
     return top;
   }

@@ -4,6 +4,9 @@ import type { Engine } from "../engine/types.js";
 import { DecodeLoop } from "../decode/loop.js";
 import { stopStrings, promptStyle, renderPrompt } from "../decode/prompt.js";
 import type { DoneEvent } from "../decode/events.js";
+import { carriesResult, isCorrect } from "./grade.js";
+
+export { finalLine, carriesResult, isCorrect } from "./grade.js";
 
 export interface EvalQuestion {
   task: string;
@@ -41,34 +44,6 @@ export interface EvalReport {
   correct: number;
   accuracy: number;
   seconds: number;
-}
-
-/** The final line of an answer (the sentence after the VM result). */
-export function finalLine(text: string): string {
-  const lines = text
-    .split("\n")
-    .map((l) => l.trim())
-    .filter((l) => l.length > 0);
-  return lines[lines.length - 1] ?? "";
-}
-
-/** The final line carries the result as a whole number (the sign included). */
-export function carriesResult(q: EvalQuestion, text: string): boolean {
-  const last = finalLine(text);
-  if (q.task === "prime") return q.result === "1" ? /^Yes\b/.test(last) : /^No\b/.test(last);
-  const escaped = q.result.replace(/[-]/g, "\\-");
-  return new RegExp(`(^|[^\\d-])${escaped}($|[^\\d])`).test(last) && !/VM\[/.test(last);
-}
-
-/** Grades an answer: its final line carries the result, and every other number in that line is one
- * of the question's — "There are 669 primes below 4000." for "below 5000" is wrong, and so is
- * "1 divided by 93 is 0." for 1 % 93, although both lines contain the right number somewhere. */
-export function isCorrect(q: EvalQuestion, text: string): boolean {
-  if (!carriesResult(q, text)) return false;
-  const given = new Set(q.question.match(/\d+/g) ?? []);
-  return (finalLine(text).match(/-?\d+/g) ?? []).every(
-    (n) => n === q.result || given.has(n.replace(/^-/, "")),
-  );
 }
 
 export interface EvalOptions {

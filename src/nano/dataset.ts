@@ -29,8 +29,9 @@ export interface Example {
   finalSentence: string;
 }
 
-/** Numbers whose key hashes to 0 mod 10 are reserved for evaluation. */
-function isEvalKey(key: string): boolean {
+/** Numbers whose key hashes to 0 mod 10 are reserved for evaluation (keys of commutative tasks
+ * are order-free, see operandKey, so "3 + 4" held out means "4 + 3" is held out too). */
+export function isHeldOutKey(key: string): boolean {
   let h = 2166136261;
   for (let i = 0; i < key.length; i++) h = Math.imul(h ^ key.charCodeAt(i), 16777619) >>> 0;
   return h % 10 === 0;
@@ -90,7 +91,7 @@ export function* generateExamples(
     const task = TASKS[i % TASKS.length]!;
     let inst: TaskInstance;
     do inst = task.draw(rng);
-    while (isEvalKey(inst.key) !== (split === "eval"));
+    while (isHeldOutKey(inst.key) !== (split === "eval"));
     const question =
       split === "eval" && phrasings === "held-out"
         ? fill(heldOutQuestion(inst.wording, rng), inst.values)

@@ -94,6 +94,23 @@ function instance(
   };
 }
 
+/** Tasks whose first two operands can be swapped without changing the question ("3 + 4" and
+ * "4 + 3"): their keys sort those operands, so a held-out pair is held out in both orders. */
+export const COMMUTATIVE_TASKS: ReadonlySet<string> = new Set([
+  "add",
+  "mul",
+  "gcd",
+  "lcm",
+  "sum_multiples",
+]);
+
+/** The key of an instance's operands, order-free for commutative tasks. */
+export function operandKey(task: string, values: readonly number[]): string {
+  if (!COMMUTATIVE_TASKS.has(task) || values.length < 2) return values.join(",");
+  const [a, b, ...rest] = values;
+  return [Math.min(a!, b!), Math.max(a!, b!), ...rest].join(",");
+}
+
 const binaryOps: Array<{
   name: string;
   op: string;
@@ -275,7 +292,13 @@ function binaryTask(def: (typeof binaryOps)[number]): TaskDefinition {
         );
         if (!def.ok(a, b) || (def.op !== "+" && def.op !== "-" && def.op !== "*" && b === 0))
           continue;
-        return instance(def.name, `${a},${b}`, def.text, { a, b }, `[C: ${a}${def.op}${b}]`);
+        return instance(
+          def.name,
+          operandKey(def.name, [a, b]),
+          def.text,
+          { a, b },
+          `[C: ${a}${def.op}${b}]`,
+        );
       }
     },
   };
@@ -292,7 +315,7 @@ function loopTask(
     name,
     draw(rng) {
       const v = draw(rng);
-      return instance(name, Object.values(v).join(","), text, v, `[C: ${code(v)}]`);
+      return instance(name, operandKey(name, Object.values(v)), text, v, `[C: ${code(v)}]`);
     },
   };
 }

@@ -4,7 +4,14 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { TASKS, Rng, fill, type TaskInstance } from "../../src/nano/tasks.js";
+import {
+  TASKS,
+  Rng,
+  fill,
+  operandKey,
+  COMMUTATIVE_TASKS,
+  type TaskInstance,
+} from "../../src/nano/tasks.js";
 import {
   decoratedVariants,
   heldOutTemplates,
@@ -12,7 +19,7 @@ import {
   trainingQuestion,
   trainingTemplates,
 } from "../../src/nano/phrasing.js";
-import { computeResult, generateExamples } from "../../src/nano/dataset.js";
+import { computeResult, generateExamples, isHeldOutKey } from "../../src/nano/dataset.js";
 import { packageRoot } from "../../src/paths.js";
 
 const isPrime = (n: bigint): boolean => {
@@ -160,6 +167,35 @@ test("training and evaluation draw disjoint numbers, and the committed question 
         code: ex!.code,
       });
       assert.ok(!trainKeys.has(`${q.task}:${q.code}`), `${q.code} is also in training`);
+    }
+  }
+});
+
+test("commutative questions are keyed order-independently: a held-out pair is held out both ways", () => {
+  assert.equal(operandKey("add", [4821, 377]), operandKey("add", [377, 4821]));
+  assert.equal(
+    operandKey("sum_multiples", [5, 3, 1000]),
+    operandKey("sum_multiples", [3, 5, 1000]),
+  );
+  assert.notEqual(operandKey("sub", [4821, 377]), operandKey("sub", [377, 4821]));
+  assert.notEqual(operandKey("div", [12, 4]), operandKey("div", [4, 12]));
+  let checked = 0;
+  for (const task of TASKS.filter((t) => COMMUTATIVE_TASKS.has(t.name))) {
+    const rng = new Rng(11);
+    for (let i = 0; i < 2000; i++) {
+      const inst = task.draw(rng);
+      const { a, b, n } = inst.values as Record<string, number>;
+      const swapped = operandKey(task.name, n === undefined ? [b!, a!] : [b!, a!, n]);
+      assert.equal(swapped, inst.key, `${task.name} ${inst.key}`);
+      if (a !== b) checked++;
+    }
+  }
+  assert.ok(checked > 1000, `${checked} pairs checked`);
+  // The split itself: swapping a held-out pair's operands keeps it out of training.
+  for (const [ex] of generateExamples(160, 2, "eval", ["vm"])) {
+    const nums = ex!.question.match(/\d+/g)!.map(Number);
+    if (COMMUTATIVE_TASKS.has(ex!.task) && ex!.task !== "sum_multiples") {
+      assert.ok(isHeldOutKey(operandKey(ex!.task, [nums[1]!, nums[0]!])), ex!.question);
     }
   }
 });

@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { openEngine } from "../../src/engine/open.js";
 import { DecodeLoop, type GenerationRequest } from "../../src/decode/loop.js";
 import type { DecodeEvent, TokenEvent } from "../../src/decode/events.js";
-import { entropyNats } from "../../src/decode/sampler.js";
+import { entropyNats } from "../decode/reference.js";
 import { packageRoot } from "../../src/paths.js";
 import { trainControlVector } from "../../src/steer/train.js";
 import type { ControlVector } from "../../src/steer/control-vector.js";

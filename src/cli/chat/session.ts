@@ -1,5 +1,6 @@
 // The state of one chat: the conversation, the live VM session the model's regions and /exec
 // share, the hooks in play, and how each turn's prompt is built for the model's prompt style.
+import { HookError } from "../../api/hook-error.js";
 import type { ChatMessage, Engine } from "../../engine/types.js";
 import { DecodeLoop } from "../../decode/loop.js";
 import type { DecodeEvent, DoneEvent, GenerationStats } from "../../decode/events.js";
@@ -101,6 +102,16 @@ export class ChatSession {
     this.totals = emptyTotals();
     this.last = undefined;
     this.lastEntropy = NaN;
+  }
+
+  /**
+   * Arms a hook program for the next generation after checking that it compiles against this
+   * chat's VM session; a program that does not compile throws a HookError naming `file`.
+   */
+  loadHook(file: string, source: string): void {
+    const error = this.live.session.check(source);
+    if (error) throw new HookError(file, error);
+    this.pendingHook = { file, source };
   }
 
   /** Runs C typed by the user in the session the model's regions use. */

@@ -1,20 +1,20 @@
 // `ruffian eval`: runs a question set through the in-band runtime and prints accuracy per task, or
 // (--table) the with-VM / injection-off / direct-baseline comparison as a Markdown table.
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { closeSync, existsSync, readFileSync, writeFileSync } from "node:fs";
+import { openOutputFile } from "../files.js";
 import { join } from "node:path";
 import cliProgress from "cli-progress";
 import { openEngine } from "../../engine/open.js";
 import { evaluate, type EvalQuestion, type EvalReport } from "../../eval/nano-eval.js";
 import { comparisonTable } from "../../eval/table.js";
 import { nanoDirectModelPath, nanoModelPath, packageRoot } from "../../paths.js";
-import { parseIntOption } from "../options.js";
 
 export interface EvalCommandOptions {
   model?: string;
   set?: string;
-  limit?: string;
-  parallel: string;
-  maxTokens: string;
+  limit?: number;
+  parallel: number;
+  maxTokens: number;
   inject?: boolean;
   json?: string;
   table?: boolean;
@@ -96,10 +96,10 @@ function printReport(report: EvalReport, inject: boolean): void {
 }
 
 export async function evalCommand(opts: EvalCommandOptions): Promise<number> {
-  const parallel = parseIntOption("--parallel", opts.parallel, 1);
-  const maxTokens = parseIntOption("--max-tokens", opts.maxTokens, 1);
+  const { parallel, maxTokens } = opts;
+  if (opts.json !== undefined) closeSync(openOutputFile("--json", opts.json));
   let questions = readQuestions(opts.set ?? DEFAULT_EVAL_SET);
-  if (opts.limit) questions = questions.slice(0, parseIntOption("--limit", opts.limit, 1));
+  if (opts.limit !== undefined) questions = questions.slice(0, opts.limit);
   const model = opts.model ?? nanoModelPath;
   if (!opts.table) {
     const inject = opts.inject !== false;

@@ -5,18 +5,17 @@ import { defaultModelPath } from "../../paths.js";
 import { loadUnembedding, logitLens, topTokens, type TopToken } from "../../steer/lens.js";
 import { traceTokens } from "../../steer/trace.js";
 import { expandHookPoints } from "../../steer/hook-points.js";
-import { parseIntOption } from "../options.js";
 import { paint } from "../style.js";
 
 export interface LensOptions {
   model?: string;
   prompt: string;
-  top?: string;
+  top: number;
   json?: boolean;
 }
 
 export async function lensCommand(opts: LensOptions): Promise<number> {
-  const k = parseIntOption("--top", opts.top ?? "3", 1);
+  const k = opts.top;
   const engine = await openEngine(opts.model ?? defaultModelPath, { download: false });
   try {
     const unembed = loadUnembedding(engine);

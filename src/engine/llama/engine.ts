@@ -30,8 +30,9 @@ export interface LlamaEngineOptions {
   device?: DeviceChoice;
   /** llama.cpp threads (default: defaultThreadCount(), from the real core count). */
   threads?: number;
-  /** KV cells shared by all sequences (default: the model's training context, at most 4096). */
-  contextSize?: number;
+  /** KV cells shared by all sequences (default: the model's training context, at most 4096);
+   * a function gets the training context (0 when unknown) and answers the size. */
+  contextSize?: number | ((trainContext: number) => number);
   /** Most tokens per llama_decode (default 512); longer inputs are split. */
   batchSize?: number;
   /** Number of sequences the context holds (default 1). */
@@ -211,7 +212,10 @@ export class LlamaEngine implements Engine {
     const trainCtx = api.llama_model_n_ctx_train(modelPtr);
     this.shape = { nLayer, nHead, nEmbd, nEmbdKv: nHeadKv * headDim };
 
-    const contextSize = options.contextSize ?? Math.min(trainCtx > 0 ? trainCtx : 4096, 4096);
+    const contextSize =
+      typeof options.contextSize === "function"
+        ? options.contextSize(trainCtx)
+        : (options.contextSize ?? Math.min(trainCtx > 0 ? trainCtx : 4096, 4096));
     const sequences = options.sequences ?? 1;
     const threads = options.threads ?? defaultThreadCount();
     const glassBox = options.glassBox ?? true;

@@ -76,6 +76,20 @@ async function autoGpuKinds(): Promise<GpuKind[]> {
   }
 }
 
+/** The device choices that can work here: auto, cpu, and each GPU kind node-llama-cpp finds
+ * usable whose prebuilt package is installed. */
+export async function availableDevices(): Promise<DeviceChoice[]> {
+  const gpus = (await autoGpuKinds()).filter((k) => binsDirectory(packageName(k)) !== undefined);
+  return ["auto", "cpu", ...gpus];
+}
+
+async function unavailable(device: DeviceChoice, why: string): Promise<LibraryLoadError> {
+  const available = await availableDevices();
+  return new LibraryLoadError(
+    `device "${device}" is not available (${why}); available here: ${available.join(", ")}`,
+  );
+}
+
 /* eslint-disable @typescript-eslint/no-explicit-any */
 type Fn = ((...args: any[]) => any) & { async: (...args: any[]) => void };
 
@@ -325,8 +339,9 @@ async function loadOnce(device: DeviceChoice): Promise<LoadedLibrary> {
     const dir = binsDirectory(packageName(kind));
     if (dir) candidates.push({ kind, dir });
     else if (device !== "auto")
-      throw new LibraryLoadError(
-        `device "${device}" requested but @node-llama-cpp/${packageName(kind) || `<${kind}>`} is not installed`,
+      throw await unavailable(
+        device,
+        `@node-llama-cpp/${packageName(kind) || `<${kind}>`} is not installed`,
       );
   }
   const cpuDir = binsDirectory(packageName("cpu"));
@@ -381,6 +396,9 @@ async function loadOnce(device: DeviceChoice): Promise<LoadedLibrary> {
     throw new LibraryLoadError(
       `no ggml backend could be loaded from ${dir} (this CPU may be unsupported by the prebuilt variants)`,
     );
+  // An explicitly requested GPU backend that registered no GPU device would silently run on the CPU.
+  if (device !== "auto" && device !== "cpu" && !hasGpu)
+    throw await unavailable(device, `llama.cpp's ${device} backend found no ${device} device`);
   return {
     api,
     backend: chosen.kind !== "cpu" && hasGpu ? chosen.kind : "cpu",
