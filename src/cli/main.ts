@@ -181,6 +181,12 @@ export function buildProgram(): Command {
       ),
     )
     .option("--glass-box", "record activations so kv_read, emb_read, attn_score work (slower)")
+    .option(
+      CONTROL_VECTOR_FLAG,
+      "add a control-vector GGUF to every request (repeatable; llama.cpp's own, context-wide)",
+      collect,
+      [],
+    )
     .option("--models-dir <dir>", MODELS_DIR_HELP)
     .action(async (opts: import("./commands/serve.js").ServeCommandOptions) => {
       const { serveCommand } = await import("./commands/serve.js");

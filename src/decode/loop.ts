@@ -24,7 +24,7 @@ import type { Region, RegionSyntax } from "./scanner.js";
 import type { SamplerOptions } from "./sampler.js";
 import { SequenceState, type LiveVm } from "./sequence.js";
 import { MASKED_LOGIT, TOP_K_CAPACITY } from "./logit-state.js";
-import type { ControlVector } from "../steer/control-vector.js";
+import { sameDirections, type ControlVector } from "../steer/control-vector.js";
 
 export interface GenerationRequest {
   /** Engine sequence id (default 0). */
@@ -47,6 +47,8 @@ export interface GenerationRequest {
   reusePrefix?: boolean;
   /** Control vectors VM code may load by name with cvec_load (see docs/steering.md). */
   vectors?: ReadonlyMap<string, ControlVector>;
+  /** A control vector (layer → scaled direction) for this request only, prompt included. */
+  controlVector?: ReadonlyMap<number, Float32Array>;
   /** Sandbox profile of the sequence's VM session when it makes one (default: the VM's). */
   profile?: VmProfileName;
   /** Token events carry this many most likely alternatives with log-probabilities (default 0). */
@@ -74,6 +76,16 @@ const YIELD_EVERY_MS = 5;
 
 /** Tokens currently in each engine sequence, so a later request can reuse a common prefix. */
 const kvContents = new WeakMap<Engine, Map<number, number[]>>();
+
+/** The control vector each sequence's cached KV was computed under: a prefix is only reused
+ * under the same one. */
+const kvVectors = new WeakMap<Engine, Map<number, ReadonlyMap<number, Float32Array> | null>>();
+
+function kvVectorOf(engine: Engine): Map<number, ReadonlyMap<number, Float32Array> | null> {
+  let m = kvVectors.get(engine);
+  if (!m) kvVectors.set(engine, (m = new Map()));
+  return m;
+}
 
 function kvOf(engine: Engine, seq: number): number[] {
   let m = kvContents.get(engine);
@@ -197,6 +209,7 @@ export class DecodeLoop {
         profile: r.profile,
         topLogprobs: r.topLogprobs,
         vectors: r.vectors,
+        controlVector: r.controlVector,
       });
     });
     const inUse = [...this.active.filter((s) => !s.done), ...seqs].map((s) => s.seq);
@@ -280,7 +293,10 @@ export class DecodeLoop {
       }
       const cached = kvOf(engine, s.seq);
       let keep = 0;
-      if (req.reusePrefix) {
+      if (
+        req.reusePrefix &&
+        sameDirections(kvVectorOf(engine).get(s.seq) ?? null, engine.controlVectorOf(s.seq))
+      ) {
         while (
           keep < cached.length &&
           keep < promptTokens.length &&
@@ -291,6 +307,7 @@ export class DecodeLoop {
         if (keep === promptTokens.length) keep--;
       }
       engine.truncate(s.seq, keep);
+      kvVectorOf(engine).set(s.seq, engine.controlVectorOf(s.seq));
       cached.length = keep;
       s.tokens.push(...promptTokens);
       s.promptLength = promptTokens.length;

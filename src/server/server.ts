@@ -2,6 +2,7 @@
 // continuous-batching scheduler and the Fastify app, and listens (loopback by default).
 import { basename } from "node:path";
 import { openEngine } from "../engine/open.js";
+import { applyToContext } from "../steer/vector-args.js";
 import type { LlamaEngine } from "../engine/open.js";
 import type { VmProfileName } from "../vm/limits.js";
 import { buildApp, type ServerApp, type ServerContext } from "./app.js";
@@ -38,6 +39,8 @@ export interface ServeOptions {
   glassBox?: boolean;
   /** Model cache folder for hf: URIs. */
   modelsDir?: string;
+  /** `FILE[:SCALE]` control vectors added for every request (llama.cpp's own, context-wide). */
+  controlVectors?: readonly string[];
 }
 
 export interface RunningServer {
@@ -69,6 +72,7 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
     directory: options.modelsDir,
   });
   try {
+    applyToContext(options.controlVectors, engine);
     return await listen(engine, options, slots);
   } catch (err) {
     engine.dispose();

@@ -21,6 +21,7 @@ import type {
 import { LLAMA_FLASH_ATTN_TYPE_DISABLED } from "./abi.js";
 import { loadLlamaLibrary, takeRecentLog, type DeviceChoice, type LlamaApi } from "./library.js";
 import { ObservationBudget, SequenceRecordings, type ModelShape } from "./recordings.js";
+import { llamaVectorData } from "../../steer/control-vector.js";
 import { GraphTap, type BatchLayout, type CapturedTensor, type PendingSteer } from "./tap.js";
 
 export interface LlamaEngineOptions {
@@ -170,6 +171,8 @@ export class LlamaEngine implements Engine {
   private readonly vectorSteers = new Map<number, PendingSteer[]>();
   /** Whether llama.cpp's own control vector (llama_set_adapter_cvec) is set on the context. */
   private nativeVector = false;
+  /** The sequence whose setControlVector put llama.cpp's vector in place (undefined: global). */
+  private nativeOwner: number | undefined;
   /** The control vector of each sequence, as given to setControlVector. */
   private readonly vectorOf = new Map<number, ReadonlyMap<number, Float32Array>>();
   /** Logits copied aside by lookahead(), served by logits() until the next decode. */
@@ -789,13 +792,13 @@ export class LlamaEngine implements Engine {
     const native =
       options.via !== "tap" && !!layers && layers.size > 0 && maxSequences === 1 && !layers.has(0);
     if (native) {
-      const data = new Float32Array(nEmbd * (nLayer - 1));
-      for (const [layer, v] of layers) data.set(v, (layer - 1) * nEmbd);
-      const present = [...layers.keys()];
-      this.nativeControlVector(data, Math.min(...present), Math.max(...present));
+      const { data, ilStart, ilEnd } = llamaVectorData(layers, nEmbd, nLayer);
+      this.nativeControlVector(data, ilStart, ilEnd);
+      this.nativeOwner = seq;
       return;
     }
-    if (this.nativeVector) this.nativeControlVector(null);
+    // A context-wide vector set with nativeControlVector() stays; this sequence's own goes.
+    if (this.nativeVector && this.nativeOwner === seq) this.nativeControlVector(null);
     if (!layers || layers.size === 0) return;
     if (!this.tap) throw new EngineError("observer", "this engine was opened with glassBox: false");
     this.vectorSteers.set(
@@ -837,6 +840,7 @@ export class LlamaEngine implements Engine {
         `llama.cpp refused the control vector: ${takeRecentLog() || `code ${rc}`}`,
       );
     this.nativeVector = data !== null;
+    this.nativeOwner = undefined;
   }
 
   lookahead(
