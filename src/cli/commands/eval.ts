@@ -1,12 +1,22 @@
 // `ruffian eval`: runs a question set through the in-band runtime and prints accuracy per task, or
-// (--table) the with-VM / injection-off / direct-baseline comparison as a Markdown table.
+// (--table) the with-VM / injection-off / direct-baseline comparison as a Markdown table;
+// --few-shot sweeps the number of worked examples on any model; --compare runs in-band, tool
+// calls and direct answers side by side with their cost per answer.
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import cliProgress from "cli-progress";
 import { openEngine } from "../../engine/open.js";
 import { evaluate, type EvalQuestion, type EvalReport } from "../../eval/nano-eval.js";
 import { comparisonTable } from "../../eval/table.js";
-import { nanoDirectModelPath, nanoModelPath, packageRoot } from "../../paths.js";
+import {
+  nanoDirectModelPath,
+  nanoModelPath,
+  nanoToolsModelPath,
+  packageRoot,
+} from "../../paths.js";
+import { fewShotTable, parseShotCounts, runFewShot } from "../../eval/few-shot.js";
+import { lineChart } from "../../eval/svg-chart.js";
+import { compareModes, comparePlot, compareTable, type CompareMode } from "../../eval/compare.js";
 import { parseIntOption } from "../options.js";
 
 export interface EvalCommandOptions {
@@ -19,6 +29,11 @@ export interface EvalCommandOptions {
   json?: string;
   table?: boolean;
   baseline?: string;
+  questions?: string;
+  fewShot?: string;
+  plot?: string;
+  compare?: boolean;
+  toolsModel?: string;
 }
 
 export const DEFAULT_EVAL_SET = join(packageRoot, "eval", "nano-questions.jsonl");
@@ -95,12 +110,111 @@ function printReport(report: EvalReport, inject: boolean): void {
   );
 }
 
+/** Progress on stderr: a bar on a terminal, otherwise a line per step (logs stay readable). */
+function progress(label: string, done: number, total: number): void {
+  if (process.stderr.isTTY) process.stderr.write(`\r${label}: ${done}/${total}  `);
+  else process.stderr.write(`${label}: ${done}/${total}\n`);
+  if (process.stderr.isTTY && done === total) process.stderr.write("\n");
+}
+
+async function fewShotCommand(
+  opts: EvalCommandOptions,
+  model: string,
+  questions: readonly EvalQuestion[],
+  parallel: number,
+  maxTokens: number,
+): Promise<number> {
+  const shots = parseShotCounts(opts.fewShot!);
+  const engine = await openEngine(model, {
+    sequences: parallel,
+    contextSize: 4096 * parallel,
+    glassBox: false,
+  });
+  try {
+    const scores = await runFewShot(engine, questions, shots, {
+      parallel,
+      maxTokens,
+      onProgress: (k, done, total) => progress(`${k} examples`, done, total),
+    });
+    process.stdout.write(fewShotTable(scores));
+    const pct = (n: number, total: number) => (total ? (100 * n) / total : 0);
+    const plot = opts.plot ?? "few-shot.svg";
+    writeFileSync(
+      plot,
+      lineChart({
+        title: `few-shot success: ${model.split("/").pop()}, ${questions.length} questions`,
+        xLabel: "worked examples in the prompt",
+        yLabel: "% of questions",
+        yMax: 100,
+        series: [
+          {
+            name: "region written",
+            points: scores.map((s) => [s.shots, pct(s.wroteRegion, s.total)]),
+          },
+          { name: "compiled and ran", points: scores.map((s) => [s.shots, pct(s.ran, s.total)]) },
+          { name: "answer right", points: scores.map((s) => [s.shots, pct(s.correct, s.total)]) },
+        ],
+      }),
+    );
+    process.stderr.write(`plot written to ${plot}\n`);
+    if (opts.json) writeFileSync(opts.json, JSON.stringify(scores, null, 1));
+    return 0;
+  } finally {
+    engine.dispose();
+  }
+}
+
+async function compareCommand(
+  opts: EvalCommandOptions,
+  questions: readonly EvalQuestion[],
+  maxTokens: number,
+): Promise<number> {
+  const tools = opts.toolsModel ?? nanoToolsModelPath;
+  const modes: CompareMode[] = [
+    { label: "(a) in-band", kind: "in-band", model: opts.model ?? nanoModelPath },
+    { label: "(b) tool calls, KV prefix reused", kind: "tools", model: tools, reusePrefix: true },
+    {
+      label: "(b) tool calls, re-read (remote API)",
+      kind: "tools",
+      model: tools,
+      reusePrefix: false,
+    },
+    { label: "(c) direct answers", kind: "direct", model: opts.baseline ?? nanoDirectModelPath },
+  ];
+  const results = await compareModes(modes, questions, {
+    maxTokens,
+    open: (model) => openEngine(model, { sequences: 1, contextSize: 1024, glassBox: false }),
+    onProgress: progress,
+  });
+  process.stdout.write(compareTable(results));
+  for (const r of results) {
+    if (r.missing) {
+      process.stderr.write(
+        `${r.mode.label}: ${r.missing} — not run; train it with training/run-tools.sh\n`,
+      );
+    }
+  }
+  const plot = opts.plot ?? "compare.svg";
+  writeFileSync(plot, comparePlot(results));
+  process.stderr.write(`plot written to ${plot}\n`);
+  if (opts.json) writeFileSync(opts.json, JSON.stringify(results, null, 1));
+  return 0;
+}
+
 export async function evalCommand(opts: EvalCommandOptions): Promise<number> {
   const parallel = parseIntOption("--parallel", opts.parallel, 1);
   const maxTokens = parseIntOption("--max-tokens", opts.maxTokens, 1);
-  let questions = readQuestions(opts.set ?? DEFAULT_EVAL_SET);
+  if (opts.questions && opts.set) throw new Error("give --questions or --set, not both");
+  let questions = readQuestions(opts.questions ?? opts.set ?? DEFAULT_EVAL_SET);
   if (opts.limit) questions = questions.slice(0, parseIntOption("--limit", opts.limit, 1));
   const model = opts.model ?? nanoModelPath;
+  if ([opts.fewShot !== undefined, opts.compare, opts.table].filter(Boolean).length > 1) {
+    throw new Error("--few-shot, --compare and --table are separate runs: give one");
+  }
+  if (opts.fewShot !== undefined) {
+    return fewShotCommand(opts, model, questions, parallel, maxTokens);
+  }
+  if (opts.compare) return compareCommand(opts, questions, maxTokens);
   if (!opts.table) {
     const inject = opts.inject !== false;
     const report = await runOnce({ label: "eval", model, inject }, questions, parallel, maxTokens);

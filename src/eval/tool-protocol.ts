@@ -1,0 +1,109 @@
+// The tool-calling protocol that in-band computation is compared with, run for real: the model
+// writes a tool call (JSON with the code between <tool_call> tags), generation stops, the host
+// runs the code in the same VM sandbox, re-renders the conversation with a tool message and
+// generation continues — reusing the KV prefix that still matches, or re-reading everything as a
+// remote API does.
+import type { ChatMessage, Engine } from "../engine/types.js";
+import { DecodeLoop } from "../decode/loop.js";
+import { promptStyle, renderPrompt, stopStrings } from "../decode/prompt.js";
+import type { DoneEvent } from "../decode/events.js";
+import { VmSession, injectionText } from "../vm/index.js";
+import { costSince, startCost, type AnswerCost } from "./cost.js";
+
+export const TOOL_CALL_OPEN = "<tool_call>";
+export const TOOL_CALL_CLOSE = "</tool_call>";
+
+/** The call as the model writes it: `<tool_call>{"code": "4821*377"}</tool_call>`. */
+export function formatToolCall(code: string): string {
+  return `${TOOL_CALL_OPEN}${JSON.stringify({ code })}${TOOL_CALL_CLOSE}`;
+}
+
+/** The code of the tool call a generation stopped at, or an error naming what is wrong with it;
+ * undefined when the text holds no call (the model answered). */
+export function parseToolCall(text: string): { code: string } | { error: string } | undefined {
+  const at = text.lastIndexOf(TOOL_CALL_OPEN);
+  if (at < 0) return undefined;
+  const body = text.slice(at + TOOL_CALL_OPEN.length).replace(TOOL_CALL_CLOSE, "");
+  let call: unknown;
+  try {
+    call = JSON.parse(body);
+  } catch (err) {
+    return { error: `tool call is not JSON: ${(err as Error).message}` };
+  }
+  const code = (call as { code?: unknown } | null)?.code;
+  if (typeof code !== "string") return { error: 'tool call needs a "code" string' };
+  return { code };
+}
+
+export interface ToolRunOptions {
+  /** Reuse the KV cache's matching prefix after each tool message (false: re-read it all). */
+  reusePrefix: boolean;
+  maxTokens: number;
+  /** Tool calls allowed before the answer must come (default 4). */
+  maxCalls?: number;
+  seq?: number;
+}
+
+export interface ToolRun {
+  /** The conversation: the question, each call with its tool message, the final answer. */
+  messages: ChatMessage[];
+  /** The assistant's final message (what is graded). */
+  answer: string;
+  calls: number;
+  /** A call's code compiled and ran without error. */
+  ran: boolean;
+  cost: AnswerCost;
+}
+
+/** Answers one question through the tool protocol. Every call runs in one VM session, as
+ * in-band regions of one conversation do. */
+export async function runWithTools(
+  engine: Engine,
+  question: string,
+  options: ToolRunOptions,
+): Promise<ToolRun> {
+  const seq = options.seq ?? 0;
+  const style = promptStyle(engine);
+  const vm = new VmSession();
+  const messages: ChatMessage[] = [{ role: "user", content: question }];
+  const done: DoneEvent[] = [];
+  const mark = startCost(engine);
+  let calls = 0;
+  let ran = false;
+  for (;;) {
+    const loop = new DecodeLoop(engine, { observe: {}, tokenStats: false });
+    let end: DoneEvent | undefined;
+    for await (const ev of loop.run([
+      {
+        seq,
+        prompt: renderPrompt(engine, messages),
+        maxTokens: options.maxTokens,
+        stop: [TOOL_CALL_CLOSE, ...stopStrings(style)],
+        inject: false,
+        syntaxes: [],
+        reusePrefix: options.reusePrefix,
+      },
+    ])) {
+      if (ev.type === "done") end = ev;
+    }
+    if (!end) throw new Error("the decode loop ended without a result");
+    done.push(end);
+    // Nano answers start with the space after "A:", which the renderer writes itself.
+    const text = style === "nano" ? end.text.replace(/^ /, "") : end.text;
+    const call = end.reason === "stop" ? parseToolCall(text) : undefined;
+    if (!call || calls >= (options.maxCalls ?? 4)) {
+      messages.push({ role: "assistant", content: text });
+      return { messages, answer: text, calls, ran, cost: costSince(mark, done) };
+    }
+    calls++;
+    let result: string;
+    if ("error" in call) result = `error: ${call.error}`;
+    else {
+      const outcome = vm.run(call.code);
+      ran ||= outcome.ok;
+      result = injectionText(outcome);
+    }
+    messages.push({ role: "assistant", content: text + TOOL_CALL_CLOSE });
+    messages.push({ role: "tool", content: result });
+  }
+}
