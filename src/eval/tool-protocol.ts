@@ -42,6 +42,8 @@ export interface ToolRunOptions {
   /** Tool calls allowed before the answer must come (default 4). */
   maxCalls?: number;
   seq?: number;
+  /** The sandbox the calls run in (default: a new session per conversation). */
+  vm?: VmSession;
 }
 
 export interface ToolRun {
@@ -55,17 +57,38 @@ export interface ToolRun {
   cost: AnswerCost;
 }
 
-/** Answers one question through the tool protocol. Every call runs in one VM session, as
- * in-band regions of one conversation do. */
-export async function runWithTools(
+/** Runs the call a generation stopped at in `vm` and returns the tool message's text: the
+ * VM's output, or an error naming what failed (a call that is not JSON, code that fails). */
+export function executeToolCall(
+  vm: VmSession,
+  call: { code: string } | { error: string },
+): { message: string; ok: boolean } {
+  if ("error" in call) return { message: `error: ${call.error}`, ok: false };
+  const outcome = vm.run(call.code);
+  return { message: injectionText(outcome), ok: outcome.ok };
+}
+
+/** Answers one question through the tool protocol (see runToolConversation). */
+export function runWithTools(
   engine: Engine,
   question: string,
   options: ToolRunOptions,
 ): Promise<ToolRun> {
+  return runToolConversation(engine, [{ role: "user", content: question }], options);
+}
+
+/** Continues a conversation (as an API request carries it: earlier calls and tool messages
+ * included) until the assistant answers. Every call runs in one VM session, as in-band regions of
+ * one conversation do. The cost counts every generation and every re-read of the conversation. */
+export async function runToolConversation(
+  engine: Engine,
+  conversation: readonly ChatMessage[],
+  options: ToolRunOptions,
+): Promise<ToolRun> {
   const seq = options.seq ?? 0;
   const style = promptStyle(engine);
-  const vm = new VmSession();
-  const messages: ChatMessage[] = [{ role: "user", content: question }];
+  const vm = options.vm ?? new VmSession();
+  const messages: ChatMessage[] = [...conversation];
   const done: DoneEvent[] = [];
   const mark = startCost(engine);
   let calls = 0;
@@ -96,14 +119,9 @@ export async function runWithTools(
       return { messages, answer: text, calls, ran, cost: costSince(mark, done) };
     }
     calls++;
-    let result: string;
-    if ("error" in call) result = `error: ${call.error}`;
-    else {
-      const outcome = vm.run(call.code);
-      ran ||= outcome.ok;
-      result = injectionText(outcome);
-    }
+    const result = executeToolCall(vm, call);
+    ran ||= result.ok;
     messages.push({ role: "assistant", content: text + TOOL_CALL_CLOSE });
-    messages.push({ role: "tool", content: result });
+    messages.push({ role: "tool", content: result.message });
   }
 }
