@@ -6,8 +6,8 @@
 # three models of `ruffian eval --compare` saw exactly the same questions (see README.md).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-STEPS=${STEPS:-5500}  # stage 1; stage 2 adds 1,000
-THREADS=${THREADS:-$(nproc)}
+export STEPS=${STEPS:-5500}  # stage 1; stage 2 adds 1,000
+export THREADS=${THREADS:-$(nproc)}
 STYLES=tools
 if [ "${RETRAIN_ALL:-0}" = 1 ]; then STYLES=vm,direct,tools; fi
 npm run build
@@ -35,13 +35,7 @@ for style, dest in (("vm", "parity-prompts.jsonl"), ("tools", "parity-prompts-to
     open(f"training/data/{dest}", "w").write("".join(json.dumps(o) + "\n" for o in out))
 PY
 for style in ${STYLES//,/ }; do
-  python3 training/train.py --data training/data/train-$style.jsonl --vocab training/data/vocab.json \
-    --out training/out/$style-stage1 --steps "$STEPS" --batch 32 --ctx 256 --seed 1 \
-    --threads "$THREADS" --checkpoint-every 1000
-  python3 training/train.py --init training/out/$style-stage1 \
-    --data training/data/train-plain-$style.jsonl --vocab training/data/vocab.json \
-    --out training/out/$style --steps 1000 --lr 5e-4 --warmup 50 --batch 32 --ctx 256 --seed 2 \
-    --threads "$THREADS"
+  training/train-style.sh "$style"
 done
 node dist/src/nano/export.js training/out/tools models/ruffian-nano-tools.gguf
 python3 training/parity.py training/out/tools training/data/parity-prompts-tools.jsonl \

@@ -2,6 +2,7 @@
 // protocol and (c) direct answers, one question at a time, with accuracy and what each answer
 // cost: forward passes, tokens prefilled and decoded, wall time (medians and p95).
 import { existsSync } from "node:fs";
+import { isAbsolute, relative } from "node:path";
 import type { Engine } from "../engine/types.js";
 import { evaluate, type EvalQuestion } from "./nano-eval.js";
 import { isCorrect } from "./grade.js";
@@ -13,6 +14,8 @@ export type CompareModeKind = "in-band" | "tools" | "direct";
 
 export interface CompareMode {
   label: string;
+  /** The mode's name under its bars in the plot. */
+  short: string;
   kind: CompareModeKind;
   model: string;
   /** tools only: reuse the KV prefix after a tool message (false: re-read all, like a remote API). */
@@ -82,6 +85,12 @@ function finish(answers: ModeResult["answers"], costs: AnswerCost[]): Omit<ModeR
   };
 }
 
+/** A path as the user would type it: relative to the working directory when inside it. */
+function shownPath(path: string): string {
+  const rel = relative(process.cwd(), path);
+  return rel && !rel.startsWith("..") && !isAbsolute(rel) ? rel : path;
+}
+
 /** Runs every mode whose model exists; a missing model is reported, never substituted. */
 export async function compareModes(
   modes: readonly CompareMode[],
@@ -93,7 +102,7 @@ export async function compareModes(
     if (!existsSync(mode.model)) {
       results.push({
         mode,
-        missing: `model missing: ${mode.model}`,
+        missing: `model missing: ${shownPath(mode.model)}`,
         total: 0,
         correct: 0,
         costs: [],
@@ -133,10 +142,7 @@ export function compareTable(results: readonly ModeResult[]): string {
 /** Accuracy and the median costs side by side, one bar per mode ("n/a" for a missing model). */
 export function comparePlot(results: readonly ModeResult[]): string {
   const bars = (f: (r: ModeResult) => number) =>
-    results.map((r, i) => ({
-      label: `(${String.fromCharCode(97 + i)})`,
-      value: r.missing ? NaN : f(r),
-    }));
+    results.map((r) => ({ label: r.mode.short, value: r.missing ? NaN : f(r) }));
   return barPanels({
     title: "in-band vs tool calls vs direct answers (medians per answer)",
     panels: [

@@ -77,9 +77,9 @@ export function lineChart(opts: {
 
 /** Side-by-side bar panels sharing their labels (e.g. accuracy, forward passes, time per mode). */
 export function barPanels(opts: { title: string; panels: readonly Panel[] }): string {
-  const panelW = 220,
-    H = 320,
-    top = 50,
+  const panelW = 260,
+    H = 340,
+    top = 72,
     bottom = 60;
   const W = panelW * opts.panels.length + 20;
   const out: string[] = [text(W / 2, 22, opts.title, 'text-anchor="middle" font-weight="bold"')];
@@ -89,7 +89,7 @@ export function barPanels(opts: { title: string; panels: readonly Panel[] }): st
     const slot = (panelW - 30) / Math.max(1, panel.bars.length);
     const base = H - bottom;
     const fmt = panel.format ?? ((v: number) => String(Math.round(v * 10) / 10));
-    out.push(text(x0 + (panelW - 30) / 2, top - 14, panel.title, 'text-anchor="middle"'));
+    out.push(text(x0 + (panelW - 30) / 2, top - 30, panel.title, 'text-anchor="middle"'));
     out.push(`<line x1="${x0}" x2="${x0 + panelW - 30}" y1="${base}" y2="${base}" stroke="#999"/>`);
     panel.bars.forEach((bar, i) => {
       const cx = x0 + slot * i + slot / 2;
@@ -103,7 +103,10 @@ export function barPanels(opts: { title: string; panels: readonly Panel[] }): st
       } else {
         out.push(text(cx, base - 6, "n/a", 'text-anchor="middle" fill="#999"'));
       }
-      out.push(text(cx, base + 16, bar.label, 'text-anchor="middle"'));
+      // Labels break at ", " so that long mode names stay under their own bar.
+      bar.label.split(", ").forEach((line, l) => {
+        out.push(text(cx, base + 16 + 14 * l, line, 'text-anchor="middle"'));
+      });
     });
   });
   return svg(W, H, out);

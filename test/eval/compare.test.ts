@@ -2,20 +2,12 @@
 // models, a missing tools model reported as missing (never substituted), and the cost columns.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { spawnSync } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { quantile } from "../../src/eval/cost.js";
 import type { ModeResult } from "../../src/eval/compare.js";
 import { packageRoot } from "../../src/paths.js";
-
-const bin = join(packageRoot, "bin", "ruffian.js");
-
-function ruffian(...args: string[]) {
-  const r = spawnSync(process.execPath, [bin, ...args], { encoding: "utf8", cwd: "/" });
-  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
-}
+import { ruffian, withTempDir } from "./helpers.js";
 
 test("quantiles by nearest rank", () => {
   assert.equal(quantile([5, 1, 3], 0.5), 3);
@@ -25,8 +17,7 @@ test("quantiles by nearest rank", () => {
 });
 
 test("ruffian eval --compare: the three modes with accuracy and cost; a missing tools model says so", () => {
-  const dir = mkdtempSync(join(tmpdir(), "ruffian-compare-"));
-  try {
+  withTempDir((dir) => {
     const json = join(dir, "compare.json");
     const plot = join(dir, "compare.svg");
     const r = ruffian(
@@ -68,14 +59,11 @@ test("ruffian eval --compare: the three modes with accuracy and cost; a missing 
     // In-band, the injected result is prefilled on top of the prompt: more than direct's prompt.
     assert.ok(inBand!.summary!.median.tokensPrefilled > direct!.summary!.median.tokensPrefilled);
     assert.match(readFileSync(plot, "utf8"), /n\/a/, "the missing mode is marked in the plot");
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
+  });
 });
 
 test("ruffian eval --compare runs the tool protocol for real on the model it is given", () => {
-  const dir = mkdtempSync(join(tmpdir(), "ruffian-compare-"));
-  try {
+  withTempDir((dir) => {
     const json = join(dir, "compare.json");
     // ruffian-nano was not trained to call tools; what counts here is that the mode runs and is
     // measured, with the re-read variant prefilling at least what the reusing one does.
@@ -100,9 +88,7 @@ test("ruffian eval --compare runs the tool protocol for real on the model it is 
       assert.ok(reread!.costs[i]!.tokensPrefilled >= reused!.costs[i]!.tokensPrefilled);
       assert.equal(reread!.answers[i]!.text, reused!.answers[i]!.text, "greedy either way");
     }
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
+  });
 });
 
 test("bad --few-shot counts and clashing modes are named, and the command fails", () => {

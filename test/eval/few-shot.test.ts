@@ -3,9 +3,7 @@
 // examples' results, and `ruffian eval --few-shot` end to end on plain, nano and chat-template models.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { spawnSync } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { gradeTranscript } from "../../src/eval/grade.js";
 import { ALGORITHMS, algorithmQuestions } from "../../src/eval/algorithm-set.js";
@@ -14,15 +12,10 @@ import { runC, injectionText } from "../../src/vm/index.js";
 import { randomLlamaWeights, writeLlamaGguf, type LlamaConfig } from "../../src/nano/llama-gguf.js";
 import { syntheticSpmVocabulary } from "../../src/nano/random-vocab.js";
 import { packageRoot } from "../../src/paths.js";
+import { ruffian, withTempDir } from "./helpers.js";
 import { gccAvailable, runWithGcc } from "../c/gcc-oracle.js";
 
-const bin = join(packageRoot, "bin", "ruffian.js");
 const setPath = join(packageRoot, "eval", "algorithm-questions.jsonl");
-
-function ruffian(...args: string[]) {
-  const r = spawnSync(process.execPath, [bin, ...args], { encoding: "utf8", cwd: "/" });
-  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
-}
 
 /** A transcript as the runtime would leave it: the region's result is what the VM injects. */
 function transcript(lead: string, code: string, tail: string): string {
@@ -112,8 +105,7 @@ test("every worked example's result is what the VM computes for its code", () =>
 });
 
 test("ruffian eval --few-shot prints the success table and writes the plot, on every prompt style", () => {
-  const dir = mkdtempSync(join(tmpdir(), "ruffian-fewshot-"));
-  try {
+  withTempDir((dir) => {
     // A random-weight model with a ChatML template (as Qwen2.5-Coder has): the chat-template path.
     const cfg: LlamaConfig = {
       nVocab: 1000,
@@ -194,7 +186,5 @@ test("ruffian eval --few-shot prints the success table and writes the plot, on e
       assert.match(svg, /^<svg [^>]*xmlns="http:\/\/www\.w3\.org\/2000\/svg"/);
       assert.equal((svg.match(/<polyline /g) ?? []).length, 3, "one line per outcome");
     }
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
+  });
 });

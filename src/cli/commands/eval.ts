@@ -110,11 +110,14 @@ function printReport(report: EvalReport, inject: boolean): void {
   );
 }
 
-/** Progress on stderr: a bar on a terminal, otherwise a line per step (logs stay readable). */
+/** Progress on stderr: a counter rewritten in place on a terminal; otherwise a line every 5%
+ * (logs stay short). */
 function progress(label: string, done: number, total: number): void {
-  if (process.stderr.isTTY) process.stderr.write(`\r${label}: ${done}/${total}  `);
-  else process.stderr.write(`${label}: ${done}/${total}\n`);
-  if (process.stderr.isTTY && done === total) process.stderr.write("\n");
+  if (process.stderr.isTTY) {
+    process.stderr.write(`\r${label}: ${done}/${total}  ${done === total ? "\n" : ""}`);
+  } else if (done === total || done % Math.max(1, Math.floor(total / 20)) === 0) {
+    process.stderr.write(`${label}: ${done}/${total}\n`);
+  }
 }
 
 async function fewShotCommand(
@@ -171,15 +174,27 @@ async function compareCommand(
 ): Promise<number> {
   const tools = opts.toolsModel ?? nanoToolsModelPath;
   const modes: CompareMode[] = [
-    { label: "(a) in-band", kind: "in-band", model: opts.model ?? nanoModelPath },
-    { label: "(b) tool calls, KV prefix reused", kind: "tools", model: tools, reusePrefix: true },
+    { label: "(a) in-band", short: "in-band", kind: "in-band", model: opts.model ?? nanoModelPath },
+    {
+      label: "(b) tool calls, KV prefix reused",
+      short: "tools, KV reuse",
+      kind: "tools",
+      model: tools,
+      reusePrefix: true,
+    },
     {
       label: "(b) tool calls, re-read (remote API)",
+      short: "tools, re-read",
       kind: "tools",
       model: tools,
       reusePrefix: false,
     },
-    { label: "(c) direct answers", kind: "direct", model: opts.baseline ?? nanoDirectModelPath },
+    {
+      label: "(c) direct answers",
+      short: "direct",
+      kind: "direct",
+      model: opts.baseline ?? nanoDirectModelPath,
+    },
   ];
   const results = await compareModes(modes, questions, {
     maxTokens,
