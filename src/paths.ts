@@ -32,3 +32,6 @@ export const nanoParityPath = join(modelsDir, "ruffian-nano.parity.json");
 
 /** The model used when the user names none. */
 export const defaultModelPath = storiesModelPath;
+
+/** The built web UI (`npm run build` bundles web/ into it), served by `ruffian serve` at `/`. */
+export const webUiDir = join(packageRoot, "dist", "web");

@@ -129,6 +129,9 @@ export interface Node {
   label?: string;
   /** case: the constant value, null for default. */
   caseValue?: bigint | null;
+  /** binary/neg/opassign/incdec on a signed integer written by the user: traps on overflow
+   * (the compiler's own address arithmetic wraps). */
+  checked?: boolean;
 }
 
 export interface Func {

@@ -24,7 +24,18 @@ export const TrapCode = {
   exit: 4,
   callDepth: 5,
   badFunctionPointer: 6,
+  nullPointer: 7,
+  /** Signed overflow: OVERFLOW_BASE + operator index * 2 + (1 for 64-bit); see overflowTrap. */
+  overflow: 16,
 } as const;
+
+/** The operators whose signed overflow traps, in trap-code order. */
+export const OVERFLOW_OPS = ["+", "-", "*", "unary -"] as const;
+
+/** The trap code for overflow of operator `op` on a 32- or 64-bit signed integer. */
+function overflowTrap(op: (typeof OVERFLOW_OPS)[number], is64: boolean): number {
+  return TrapCode.overflow + OVERFLOW_OPS.indexOf(op) * 2 + (is64 ? 1 : 0);
+}
 
 /** Loop fuel is settled with the shared counter after this many units. */
 const LOCAL_FUEL_BATCH = 10_000;
@@ -51,12 +62,14 @@ export interface CodegenOptions {
   /** Lowest legal shadow-stack address (below it: stack overflow). */
   stackLow: number;
   maxCallDepth: number;
+  /** Signed integer arithmetic wraps (gcc's -fwrapv) instead of trapping on overflow. */
+  wrapv?: boolean;
 }
 
 export interface CompiledModule {
   bytes: Uint8Array;
   /** Per defined function: module offset of its code and its (offset, line, col) triples. */
-  positions: { codeStart: number; entries: number[] }[];
+  positions: { codeStart: number; entries: number[]; traps: number[] }[];
   /** Names of imported functions, in import order ("trap", "refuel", host functions, intrinsics). */
   imports: { kind: "core" | "host" | "intrinsic"; name: string; sig: FuncSig }[];
   /** Exported user functions and their C types. */
@@ -199,6 +212,7 @@ export function generateModule(opts: CodegenOptions): CompiledModule {
   const positions = functions.map((f, i) => ({
     codeStart: encoded.codeStarts[i]!,
     entries: f.body.positions,
+    traps: f.body.trapCodes,
   }));
   return { bytes: encoded.bytes, positions, imports, exports };
 }
@@ -362,7 +376,8 @@ class FunctionGenerator {
   private fuelLocal = -1;
   private ret = -1;
   private labels: Label[] = [];
-  private readonly tmpPool = new Map<ValType, number[]>();
+  /** Scratch locals of the overflow checks (used only between an operation and its check). */
+  private readonly scratch = new Map<string, number>();
 
   constructor(
     private readonly ctx: ModuleContext,
@@ -408,7 +423,9 @@ class FunctionGenerator {
     this.labels.pop();
     const body = fb.code.splice(0);
     const bodyPositions = fb.positions;
+    const bodyTraps = fb.trapCodes;
     fb.positions = [];
+    fb.trapCodes = [];
     fb.at(f);
 
     const frame = this.frameSize + this.varargBytes + this.tempBytes;
@@ -454,6 +471,8 @@ class FunctionGenerator {
     const shift = fb.code.length;
     for (let k = 0; k < bodyPositions.length; k += 3)
       fb.positions.push(bodyPositions[k]! + shift, bodyPositions[k + 1]!, bodyPositions[k + 2]!);
+    for (let k = 0; k < bodyTraps.length; k += 2)
+      fb.trapCodes.push(bodyTraps[k]! + shift, bodyTraps[k + 1]!);
     for (const b of body) fb.code.push(b);
     if (this.fuelLocal >= 0) this.settleFuel();
     for (const [id, local] of this.heapOf)
@@ -472,12 +491,80 @@ class FunctionGenerator {
   private trap(code: number, at: { line: number; col: number }): void {
     this.fb.i32(code).i32(at.line).i32(at.col).call(0);
   }
+  private scratchLocal(name: string, t: ValType): number {
+    let idx = this.scratch.get(name);
+    if (idx === undefined) {
+      idx = this.fb.addLocal(t);
+      this.scratch.set(name, idx);
+    }
+    return idx;
+  }
+  /** Whether a node's signed arithmetic must trap on overflow. */
+  private checks(n: Node): boolean {
+    return !!n.checked && !this.ctx.opts.wrapv;
+  }
+  /** With [a, b] on the stack, pushes a op b for signed integers and traps if it overflows
+   * (UBSan's signed-integer-overflow check): int arithmetic is done exactly in 64 bits; long
+   * addition and subtraction use the sign rule, multiplication a division check off the
+   * fast path where both operands fit in 32 bits. */
+  private checkedArith(
+    op: "+" | "-" | "*",
+    v: "i32" | "i64",
+    at: Node,
+    trapOp = op as string,
+  ): void {
+    const fb = this.fb;
+    const code = overflowTrap(trapOp as (typeof OVERFLOW_OPS)[number], v === "i64");
+    if (v === "i32") {
+      const b = this.scratchLocal("i32b", "i32");
+      const r = this.scratchLocal("i64r", "i64");
+      fb.localSet(b).op(Op.i64_extend_i32_s).localGet(b).op(Op.i64_extend_i32_s);
+      fb.op(op === "+" ? Op.i64_add : op === "-" ? Op.i64_sub : Op.i64_mul).localTee(r);
+      fb.localGet(r).op(Op.i32_wrap_i64).op(Op.i64_extend_i32_s).op(Op.i64_ne).blockOp(Op.if);
+      fb.at(at).trapHere(code);
+      fb.op(Op.end).localGet(r).op(Op.i32_wrap_i64);
+      return;
+    }
+    const a = this.scratchLocal("i64a", "i64");
+    const b = this.scratchLocal("i64b", "i64");
+    const r = this.scratchLocal("i64r", "i64");
+    fb.localSet(b).localTee(a).localGet(b);
+    if (op === "*") {
+      fb.op(Op.i64_mul).localSet(r);
+      const wide = (x: number): void => {
+        fb.localGet(x).localGet(x).op(Op.i32_wrap_i64).op(Op.i64_extend_i32_s).op(Op.i64_ne);
+      };
+      wide(a);
+      wide(b);
+      fb.op(Op.i32_or).blockOp(Op.if);
+      fb.localGet(a).i64(-1n).op(Op.i64_eq).blockOp(Op.if);
+      fb.localGet(b)
+        .i64(-(1n << 63n))
+        .op(Op.i64_eq)
+        .blockOp(Op.if);
+      fb.at(at).trapHere(code);
+      fb.op(Op.end).op(Op.else);
+      fb.localGet(a).op(Op.i64_eqz).op(Op.i32_eqz).blockOp(Op.if);
+      fb.localGet(r).localGet(a).op(Op.i64_div_s).localGet(b).op(Op.i64_ne).blockOp(Op.if);
+      fb.at(at).trapHere(code);
+      fb.op(Op.end).op(Op.end).op(Op.end).op(Op.end);
+      fb.localGet(r);
+      return;
+    }
+    fb.op(op === "+" ? Op.i64_add : Op.i64_sub).localTee(r);
+    // add: a and b agree in sign and r does not; sub: a and b differ and r differs from a.
+    if (op === "+") fb.localGet(a).op(Op.i64_xor).localGet(b).localGet(r).op(Op.i64_xor);
+    else fb.localGet(a).op(Op.i64_xor).localGet(a).localGet(b).op(Op.i64_xor);
+    fb.op(Op.i64_and).i64(0n).op(Op.i64_lt_s).blockOp(Op.if);
+    fb.at(at).trapHere(code);
+    fb.op(Op.end).localGet(r);
+  }
   /** Burns `w` units of fuel from the shared tank; when it runs dry the host refills it or
    * stops the program. Used at the entry of functions that may recurse. */
   private meter(w: number): void {
     const fb = this.fb;
     fb.globalGet(GLOBAL_FUEL).i32(w).op(Op.i32_sub).globalSet(GLOBAL_FUEL);
-    fb.globalGet(GLOBAL_FUEL).i32(0).op(Op.i32_lt_s).blockOp(Op.if).call(1).op(Op.end);
+    fb.globalGet(GLOBAL_FUEL).i32(0).op(Op.i32_lt_s).blockOp(Op.if).trapPoint().call(1).op(Op.end);
   }
   /** Loop back-edges count into a wasm local (a register) and settle with the shared tank only
    * every LOCAL_FUEL_BATCH units and when the function returns, keeping hot loops tight. */
@@ -488,7 +575,7 @@ class FunctionGenerator {
     fb.localGet(m).i32(w).op(Op.i32_add).localTee(m).i32(LOCAL_FUEL_BATCH).op(Op.i32_gt_s);
     fb.blockOp(Op.if);
     this.settleFuel();
-    fb.globalGet(GLOBAL_FUEL).i32(0).op(Op.i32_lt_s).blockOp(Op.if).call(1).op(Op.end);
+    fb.globalGet(GLOBAL_FUEL).i32(0).op(Op.i32_lt_s).blockOp(Op.if).trapPoint().call(1).op(Op.end);
     fb.op(Op.end);
   }
   /** Charges a counted loop's whole cost once, before it starts (see countedLoop). */
@@ -517,14 +604,14 @@ class FunctionGenerator {
       .i64(1n << 30n)
       .op(Op.i64_gt_s);
     fb.blockOp(Op.if);
-    fb.localGet(t).op(Op.f64_convert_i64_s).call(2);
+    fb.localGet(t).op(Op.f64_convert_i64_s).trapPoint().call(2);
     fb.op(Op.else);
     if (this.fuelLocal < 0) this.fuelLocal = fb.addLocal("i32");
     const m = this.fuelLocal;
     fb.localGet(m).localGet(t).op(Op.i32_wrap_i64).op(Op.i32_add).localTee(m);
     fb.i32(LOCAL_FUEL_BATCH).op(Op.i32_gt_s).blockOp(Op.if);
     this.settleFuel();
-    fb.globalGet(GLOBAL_FUEL).i32(0).op(Op.i32_lt_s).blockOp(Op.if).call(1).op(Op.end);
+    fb.globalGet(GLOBAL_FUEL).i32(0).op(Op.i32_lt_s).blockOp(Op.if).trapPoint().call(1).op(Op.end);
     fb.op(Op.end);
     fb.op(Op.end);
   }
@@ -589,6 +676,10 @@ class FunctionGenerator {
         return;
       case "double":
         fb.mem(Op.f64_store, 3, offset);
+        return;
+      case "ptr":
+        // The whole 8-byte slot, so the high half reads as zero to code that type-puns it.
+        fb.op(Op.i64_extend_i32_u).mem(Op.i64_store, 3, offset);
         return;
       default:
         fb.mem(Op.i32_store, 2, offset);
@@ -809,6 +900,7 @@ class FunctionGenerator {
         if (n.init) this.stmt(n.init);
         const w = weight(n.then) + weight(n.cond) + weight(n.inc);
         const counted = countedLoop(n);
+        this.fb.at(n);
         if (counted) this.chargeCountedLoop(counted, w);
         fb.blockOp(Op.block);
         this.labels.push("break");
@@ -824,6 +916,7 @@ class FunctionGenerator {
         fb.op(Op.end);
         this.labels.pop();
         if (n.inc) this.discard(n.inc);
+        if (!counted) this.fb.at(n);
         if (!counted) this.meterLoop(w);
         fb.br(0);
         fb.op(Op.end);
@@ -842,6 +935,7 @@ class FunctionGenerator {
         this.stmt(n.then!);
         fb.op(Op.end);
         this.labels.pop();
+        this.fb.at(n);
         this.meterLoop(weight(n.then) + weight(n.cond));
         this.cond(n.cond!);
         fb.brIf(0);
@@ -1144,11 +1238,13 @@ class FunctionGenerator {
         if (v === "i32") {
           fb.i32(0);
           this.expr(n.lhs!);
-          fb.op(Op.i32_sub);
+          if (this.checks(n)) this.checkedArith("-", v, n, "unary -");
+          else fb.op(Op.i32_sub);
         } else if (v === "i64") {
           fb.i64(0n);
           this.expr(n.lhs!);
-          fb.op(Op.i64_sub);
+          if (this.checks(n)) this.checkedArith("-", v, n, "unary -");
+          else fb.op(Op.i64_sub);
         } else {
           this.expr(n.lhs!);
           fb.op(v === "f32" ? Op.f32_neg : Op.f64_neg);
@@ -1319,7 +1415,9 @@ class FunctionGenerator {
     if (code === undefined)
       throw typeError(`operator '${op}' cannot be applied to '${typeName(t)}'`, n);
     if (op === "/" || op === "%") fb.at(n).trapPoint();
-    fb.op(code);
+    if ((op === "+" || op === "-" || op === "*") && (v === "i32" || v === "i64") && this.checks(n))
+      this.checkedArith(op, v, n);
+    else fb.op(code);
   }
 
   private assign(n: Node, discard: boolean): void {
@@ -1392,15 +1490,20 @@ class FunctionGenerator {
     if (!discard) fb.localGet(val);
   }
 
-  private addDelta(t: Type, delta: number): void {
+  private addDelta(t: Type, delta: number, n: Node): void {
     const fb = this.fb;
+    const checked = this.checks(n);
     switch (valType(t)) {
       case "i32":
-        fb.i32(delta).op(Op.i32_add);
+        fb.i32(delta);
+        if (checked) this.checkedArith("+", "i32", n);
+        else fb.op(Op.i32_add);
         this.narrow(t);
         break;
       case "i64":
-        fb.i64(BigInt(delta)).op(Op.i64_add);
+        fb.i64(BigInt(delta));
+        if (checked) this.checkedArith("+", "i64", n);
+        else fb.op(Op.i64_add);
         break;
       case "f32":
         fb.f32(delta).op(Op.f32_add);
@@ -1421,7 +1524,7 @@ class FunctionGenerator {
       const idx = this.localOf.get(l.v!.id)!;
       if (!discard && !n.prefix) fb.localGet(idx);
       fb.localGet(idx);
-      this.addDelta(t, n.delta!);
+      this.addDelta(t, n.delta!, n);
       if (discard || !n.prefix) fb.localSet(idx);
       else fb.localTee(idx);
       return;
@@ -1436,7 +1539,7 @@ class FunctionGenerator {
       keep = this.tmp(vt);
       if (!n.prefix) fb.localTee(keep);
     }
-    this.addDelta(t, n.delta!);
+    this.addDelta(t, n.delta!, n);
     if (!discard && n.prefix) fb.localTee(keep);
     this.store(t, off);
     if (!discard) fb.localGet(keep);

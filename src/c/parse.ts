@@ -325,8 +325,16 @@ class Parser {
         at,
       );
     const ty = usualArith(lt, rt);
+    const checked = (op === "+" || op === "-" || op === "*") && isInteger(ty) && !ty.unsigned;
     return this.fold(
-      this.node("binary", at, { op, lhs: this.cast(l, ty), rhs: this.cast(r, ty), ty, opTy: ty }),
+      this.node("binary", at, {
+        op,
+        lhs: this.cast(l, ty),
+        rhs: this.cast(r, ty),
+        ty,
+        opTy: ty,
+        checked,
+      }),
     );
   }
   /** Folds arithmetic on two literal operands so constant expressions stay literals. */
@@ -398,6 +406,8 @@ class Parser {
       default:
         return n;
     }
+    // Signed overflow is left to run time, where it traps with this operator's position.
+    if (n.checked && wrapInt(v, ty) !== v) return n;
     return this.num(wrapInt(v, ty), ty, n);
   }
   private ptrArith(op: "+" | "-", l: Node, r: Node, at: Pos): Node {
@@ -1655,7 +1665,8 @@ class Parser {
     const probe = this.newBinary(op, { ...l }, r, t);
     const opTy = probe.kind === "binary" ? probe.opTy! : probe.ty!;
     const rhs = probe.kind === "binary" ? probe.rhs! : this.cast(r, opTy);
-    return this.node("opassign", t, { op, lhs: l, rhs, ty: lt, opTy });
+    const checked = (op === "+" || op === "-" || op === "*") && isInteger(opTy) && !opTy.unsigned;
+    return this.node("opassign", t, { op, lhs: l, rhs, ty: lt, opTy, checked });
   }
 
   // conditional = logor ("?" expr ":" conditional)?
@@ -1781,11 +1792,13 @@ class Parser {
             throw typeError(`unary '-' needs a number, not '${typeName(e.ty!)}'`, t);
           const ty = promote(e.ty!);
           const c = this.cast(e, ty);
-          if (c.kind === "num")
-            return c.fval !== undefined
-              ? this.num(-c.fval, ty, t)
-              : this.num(wrapInt(-c.ival!, ty), ty, t);
-          return this.node("neg", t, { lhs: c, ty });
+          const checked = isInteger(ty) && !ty.unsigned;
+          if (c.kind === "num") {
+            if (c.fval !== undefined) return this.num(-c.fval, ty, t);
+            const v = wrapInt(-c.ival!, ty);
+            if (!checked || v === -wrapInt(c.ival!, ty)) return this.num(v, ty, t);
+          }
+          return this.node("neg", t, { lhs: c, ty, checked });
         }
         case "!": {
           this.pos++;
@@ -1862,7 +1875,8 @@ class Parser {
     const ty = e.ty!;
     if (!isScalar(ty)) throw typeError(`cannot increment '${typeName(ty)}'`, at);
     const step = ty.kind === "ptr" ? (ty.base!.kind === "void" ? 1 : ty.base!.size) * delta : delta;
-    return this.node("incdec", at, { lhs: e, delta: step, prefix, ty });
+    const checked = (ty.kind === "int" || ty.kind === "long") && !ty.unsigned;
+    return this.node("incdec", at, { lhs: e, delta: step, prefix, ty, checked });
   }
 
   // postfix = primary ("[" expr "]" | "(" args ")" | "." ident | "->" ident | "++" | "--")*

@@ -1,5 +1,5 @@
-// Stage 4 support: the C type system of Ruffian's dialect (LP64 integers, 32-bit pointers into
-// wasm memory), the usual arithmetic conversions, and the wasm value type each C type lives in.
+// Stage 4 support: the C type system of Ruffian's dialect (LP64 sizes; pointer values are 32-bit
+// addresses into wasm memory), the usual arithmetic conversions, and the wasm value type each C type lives in.
 import type { ValType } from "./wasm.js";
 
 export type TypeKind =
@@ -73,10 +73,12 @@ export const T = {
   double: prim("double", 8),
 };
 
+/** Pointers are 32-bit values (wasm32 addresses) stored in 8-byte slots, so sizeof and struct
+ * layouts match gcc on x86-64 (LP64); loads read the low half, and the high half stays zero. */
 export const pointerTo = (base: Type): Type => ({
   kind: "ptr",
-  size: 4,
-  align: 4,
+  size: 8,
+  align: 8,
   base,
   unsigned: true,
 });

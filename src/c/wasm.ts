@@ -205,6 +205,8 @@ export class FuncBuilder {
   readonly locals: ValType[] = [];
   /** Source positions as flat triples (code offset, line, column) at instructions that can trap. */
   positions: number[] = [];
+  /** Pairs (code offset, trap code) of `unreachable` instructions that stand for a C error. */
+  trapCodes: number[] = [];
   line = 0;
   col = 0;
   constructor(readonly paramCount: number) {}
@@ -218,6 +220,14 @@ export class FuncBuilder {
   /** Records the current position for the instruction emitted next (one that may trap). */
   trapPoint(): this {
     this.mark();
+    return this;
+  }
+  /** Traps with `code` here: an `unreachable` the host maps back to the code and position
+   * (no call in the hot path, so the check costs a compare and a branch). */
+  trapHere(code: number): this {
+    this.mark();
+    this.trapCodes.push(this.code.length, code);
+    this.code.push(Op.unreachable);
     return this;
   }
   private mark(): void {

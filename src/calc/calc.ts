@@ -1,9 +1,13 @@
-// [CALC: …] regions: one arithmetic expression with C semantics. The input is checked to be only
-// numbers, operators and parentheses, then compiled and run by the C VM (no third evaluator).
-import { runC, type VmOptions } from "../vm/index.js";
+// [CALC: …] regions: one arithmetic expression, exact. The input is checked to be only numbers,
+// operators and parentheses, then evaluated by src/calc/exact.ts: integers of any size (C's
+// operators and precedence, no overflow), doubles as soon as a decimal number takes part.
 import type { VmOutcome } from "../vm/result.js";
+import { evaluateExact } from "./exact.js";
 
-export type CalcOptions = VmOptions;
+export interface CalcOptions {
+  /** Largest integer result or intermediate, in bits (default 65,536: about 20,000 digits). */
+  maxBits?: number;
+}
 
 /** Operators CALC accepts, longest first so "<<" wins over a lone "<". */
 const OPERATORS = ["<<", ">>", "+", "-", "*", "/", "%", "&", "|", "^", "~", "(", ")"];
@@ -19,7 +23,7 @@ interface CalcProblem {
   column: number;
 }
 
-interface CalcToken {
+export interface CalcToken {
   text: string;
   line: number;
   column: number;
@@ -124,38 +128,27 @@ function checkCalc(expr: string): CheckResult {
   return { ok: true, tokens };
 }
 
-/** Evaluates one CALC expression through the C VM; errors name line:column in `expr`. */
+/** Evaluates one CALC expression exactly; errors name line:column in `expr`. */
 export function runCalc(expr: string, options?: CalcOptions): VmOutcome {
   const started = performance.now();
   const checked = checkCalc(expr);
   const checkMs = performance.now() - started;
-  if (!checked.ok) {
-    return {
-      ok: false,
-      error: { kind: "syntax", ...checked.problem },
-      stdout: "",
-      stats: { compileMs: checkMs, runMs: 0, instructions: 0, memoryBytes: 0 },
-    };
-  }
-  // Tokens are re-joined with single spaces on one line, so "3 - -2" cannot turn into C's "--"
-  // and every C position maps back to a token of `expr`.
-  const starts: number[] = [];
-  let source = "";
-  for (const token of checked.tokens) {
-    if (source !== "") source += " ";
-    starts.push(source.length + 1);
-    source += token.text;
-  }
-  const outcome = runC(source, options);
-  const stats = { ...outcome.stats, compileMs: outcome.stats.compileMs + checkMs };
-  if (outcome.ok) return { ...outcome, stats };
-  const error = { ...outcome.error };
-  if (error.line === 1 && error.column > 0) {
-    let k = 0;
-    while (k + 1 < starts.length && starts[k + 1] <= error.column) k++;
-    const token = checked.tokens[k];
-    error.line = token.line;
-    error.column = token.column + Math.max(0, error.column - starts[k]);
-  }
-  return { ...outcome, error, stats };
+  const stats = { compileMs: checkMs, runMs: 0, instructions: 0, memoryBytes: 0 };
+  if (!checked.ok)
+    return { ok: false, error: { kind: "syntax", ...checked.problem }, stdout: "", stats };
+  const t0 = performance.now();
+  const result = evaluateExact(checked.tokens, options?.maxBits ?? DEFAULT_MAX_BITS);
+  stats.runMs = performance.now() - t0;
+  stats.instructions = checked.tokens.length;
+  if (!result.ok) return { ok: false, error: result.error, stdout: "", stats };
+  return {
+    ok: true,
+    text: result.text,
+    stdout: "",
+    value: result.value,
+    outputTruncated: false,
+    stats,
+  };
 }
+
+const DEFAULT_MAX_BITS = 65_536;

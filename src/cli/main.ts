@@ -1,23 +1,48 @@
 // The `ruffian` command line: one subcommand per surface, each loaded lazily so that
-// `ruffian exec` never pays for loading llama.cpp.
-import { Command, CommanderError } from "commander";
+// `ruffian exec` never pays for loading llama.cpp. The exit-code contract (errors.ts) is applied
+// here once for every command: commander's parse errors and UsageError exit 2, other failures 1,
+// a closed stdout (EPIPE) ends the command quietly with 0.
+import { Argument, Command, CommanderError, Option } from "commander";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { packageRoot } from "../paths.js";
+import { PROFILES } from "../vm/limits.js";
+import { EXIT, ReportedFailure, UsageError } from "./errors.js";
+import {
+  applyConfigDefaults,
+  integerAtLeast,
+  integerBetween,
+  modelOptions,
+  numberBetween,
+} from "./options.js";
 
 const version = (
   JSON.parse(readFileSync(join(packageRoot, "package.json"), "utf8")) as { version: string }
 ).version;
 
+const SHELLS = ["bash", "zsh", "fish"] as const;
+
 const MODELS_DIR_HELP = "model cache (default $RUFFIAN_MODELS_DIR or ~/.node-llama-cpp/models)";
 
-/** Marks a subcommand whose behaviour a later issue delivers; it fails loudly rather than pretending. */
-function notYet(what: string): () => never {
-  return () => {
-    process.stderr.write(`ruffian: '${what}' is not implemented yet\n`);
-    process.exit(2);
-  };
+const CONTROL_VECTOR_FLAG = "--control-vector <file[:scale]>";
+const CONTROL_VECTOR_HELP =
+  "add a control-vector GGUF (repeatable; VM code can cvec_load it by basename)";
+/** Collects a repeatable option's values. */
+const collect = (value: string, previous: string[]) => [...previous, value];
+
+/** Adds options to a command (commander's addOption takes one at a time). */
+function withOptions(command: Command, options: Option[]): Command {
+  for (const option of options) command.addOption(option);
+  return command;
 }
+
+const maxTokens = (fallback: number, what = "tokens to generate") =>
+  new Option("-n, --max-tokens <n>", what).argParser(integerAtLeast(1)).default(fallback);
+const temperature = () =>
+  new Option("--temp <t>", "sampling temperature (0 = greedy)")
+    .argParser(numberBetween(0))
+    .default(0);
+const seed = () => new Option("--seed <n>", "sampling seed").argParser(integerAtLeast(0));
 
 export function buildProgram(): Command {
   const program = new Command();
@@ -27,57 +52,75 @@ export function buildProgram(): Command {
       "A language model that computes while it speaks: in-band C and Lisp VMs in the decode loop.",
     )
     .version(version)
-    .showHelpAfterError();
+    .showHelpAfterError("(add --help for usage)")
+    .exitOverride()
+    .hook("preAction", (_program, action) => applyConfigDefaults(action));
 
-  program
-    .command("demo")
-    .description("a tour on the shipped model: per-token entropy, in-band C, hooks, rewind")
-    .option("-m, --model <path>", "GGUF model file (default: the shipped model)")
+  withOptions(
+    program
+      .command("demo")
+      .description("a tour on the shipped model: per-token entropy, in-band C, hooks, rewind"),
+    modelOptions("the shipped model"),
+  )
     .option("-p, --prompt <text>", "prompt text", "Once upon a time")
-    .option("-n, --max-tokens <n>", "tokens to generate", "24")
-    .option("--part <name>", "show one part only: entropy, vm, steer or rewind")
+    .addOption(maxTokens(24))
+    .addOption(
+      new Option("--part <name>", "show one part only").choices([
+        "entropy",
+        "vm",
+        "steer",
+        "rewind",
+      ]),
+    )
     .action(async (opts: import("./commands/demo.js").DemoOptions) => {
       const { demoCommand } = await import("./commands/demo.js");
       await demoCommand(opts);
     });
 
-  program
-    .command("run")
-    .description("generate with in-band VM regions, hooks and rewind (streams the text)")
-    .option("-m, --model <path>", "GGUF model file or hf: URI (default: the shipped model)")
-    .requiredOption("-p, --prompt <text>", "prompt text")
+  withOptions(
+    program
+      .command("run")
+      .description("generate with in-band VM regions, hooks and rewind (streams the text)"),
+    modelOptions("the shipped stories260K"),
+  )
+    .option("-p, --prompt <text>", "prompt text (required)")
     .option("--hook <file>", "C hook program whose main() runs before generation")
-    .option("-n, --max-tokens <n>", "tokens to generate", "128")
-    .option("--temp <t>", "sampling temperature (0 = greedy)", "0")
-    .option("--top-k <k>", "keep the k most likely tokens")
-    .option("--top-p <p>", "nucleus sampling mass")
-    .option("--seed <n>", "sampling seed")
+    .addOption(maxTokens(128))
+    .addOption(temperature())
+    .addOption(
+      new Option("--top-k <k>", "keep the k most likely tokens").argParser(integerAtLeast(0)),
+    )
+    .addOption(new Option("--top-p <p>", "nucleus sampling mass").argParser(numberBetween(0, 1)))
+    .addOption(seed())
     .option("--raw", "send the prompt as plain text, without the model's chat template")
     .option("--no-inject", "detect regions but do not run them or inject results")
     .option("--events <file>", "write the event stream as JSON lines")
     .option("--stats", "print generation statistics to stderr")
+    .option(CONTROL_VECTOR_FLAG, CONTROL_VECTOR_HELP, collect, [])
     .action(async (opts: import("./commands/run.js").RunOptions) => {
       const { runCommand } = await import("./commands/run.js");
       process.exitCode = await runCommand(opts);
     });
 
-  program
-    .command("chat")
-    .description("interactive chat in the terminal with the VM in the loop")
-    .option("-m, --model <path>", "GGUF model file or hf: URI (default: the shipped ruffian-nano)")
+  withOptions(
+    program.command("chat").description("interactive chat in the terminal with the VM in the loop"),
+    modelOptions("the shipped ruffian-nano"),
+  )
     .option("--system <file>", "system prompt file (replaces the built-in one)")
-    .option(
-      "--few-shot <n>",
-      "worked examples in the built-in system prompt (plain models: as a prefix)",
+    .addOption(
+      new Option(
+        "--few-shot <n>",
+        "worked examples in the built-in system prompt (plain models: as a prefix)",
+      ).argParser(integerAtLeast(0)),
     )
     .option("--no-tty", "plain output for pipes and scripts")
-    .option("-n, --max-tokens <n>", "token budget per answer", "256")
-    .option("--temp <t>", "sampling temperature (0 = greedy)", "0")
-    .option("--seed <n>", "sampling seed")
+    .addOption(maxTokens(256, "token budget per answer"))
+    .addOption(temperature())
+    .addOption(seed())
     .option("--hook <file>", "C hook program to run before the first generation")
     .option("--no-inject", "detect regions but do not run them or inject results")
     .option("--models-dir <dir>", MODELS_DIR_HELP)
-    .option("--device <name>", "auto, cpu, cuda, vulkan or metal", "auto")
+    .option(CONTROL_VECTOR_FLAG, CONTROL_VECTOR_HELP, collect, [])
     .action(async (opts: import("./commands/chat.js").ChatOptions) => {
       const { chatCommand } = await import("./commands/chat.js");
       process.exitCode = await chatCommand(opts);
@@ -88,10 +131,11 @@ export function buildProgram(): Command {
     .description("compile and run a C (or Lisp, CALC) program in the sandboxed VM")
     .argument("[file]", "source file, or - for standard input")
     .option("-e, --expr <code>", "code given on the command line")
-    .option("--lang <lang>", "c, lisp or calc", "c")
-    .option("--profile <name>", "sandbox profile: tiny, small, medium, large, huge")
+    .addOption(new Option("--lang <lang>", "language").choices(["c", "lisp", "calc"]).default("c"))
+    .addOption(new Option("--profile <name>", "sandbox profile").choices(Object.keys(PROFILES)))
     .option("--stats", "print compile/run statistics")
     .option("--json", "print the whole result as JSON")
+    .option("--fwrapv", "signed integer overflow wraps (as gcc -fwrapv) instead of trapping")
     .action(async (file: string | undefined, opts: import("./commands/exec.js").ExecOptions) => {
       const { execCommand } = await import("./commands/exec.js");
       process.exitCode = await execCommand(file, opts);
@@ -99,20 +143,64 @@ export function buildProgram(): Command {
 
   program
     .command("serve")
-    .description("OpenAI-compatible HTTP server with the web UI")
-    .option("-m, --model <path>", "GGUF model file or hf: URI")
+    .description("OpenAI-compatible HTTP server: every request computes in-band")
+    .option("-m, --model <path>", "GGUF model file or hf: URI (default: the shipped ruffian-nano)")
     .option("--host <host>", "address to listen on", "127.0.0.1")
-    .option("--port <port>", "port to listen on", "8080")
-    .action(notYet("serve"));
+    .addOption(
+      new Option("--port <port>", "port to listen on (0: any free port)")
+        .argParser(integerAtLeast(0))
+        .default(8080),
+    )
+    .addOption(
+      new Option("--slots <n>", "requests decoded together (continuous batching)")
+        .argParser(integerBetween(1, 256))
+        .default(4),
+    )
+    .addOption(
+      new Option(
+        "--ctx <n>",
+        "KV cells per slot (default: the model's training context)",
+      ).argParser(integerAtLeast(16)),
+    )
+    .option("--api-key <key>", "require Authorization: Bearer <key> on /v1/*")
+    .option("--api-key-file <file>", "accept any key listed in the file (one per line)")
+    .addOption(
+      new Option(
+        "--profile <name>",
+        "VM profile of requests that name none (default small)",
+      ).choices(Object.keys(PROFILES)),
+    )
+    .addOption(
+      new Option("--queue <n>", "requests that may wait for a slot (default 4 × slots)").argParser(
+        integerAtLeast(0),
+      ),
+    )
+    .addOption(
+      new Option("--deadline <s>", "seconds a generation may run (default 120)").argParser(
+        integerAtLeast(1),
+      ),
+    )
+    .option("--glass-box", "record activations so kv_read, emb_read, attn_score work (slower)")
+    .option("--models-dir <dir>", MODELS_DIR_HELP)
+    .action(async (opts: import("./commands/serve.js").ServeCommandOptions) => {
+      const { serveCommand } = await import("./commands/serve.js");
+      process.exitCode = await serveCommand(opts);
+    });
 
   program
     .command("eval")
     .description("measure how well a model uses the VM on a question set")
     .option("-m, --model <path>", "GGUF model file or hf: URI (default: models/ruffian-nano.gguf)")
     .option("--set <file>", "JSON-lines question set (default: eval/nano-questions.jsonl)")
-    .option("--limit <n>", "evaluate only the first n questions")
-    .option("--parallel <n>", "sequences decoded together", "8")
-    .option("-n, --max-tokens <n>", "token budget per answer", "200")
+    .addOption(
+      new Option("--limit <n>", "evaluate only the first n questions").argParser(integerAtLeast(1)),
+    )
+    .addOption(
+      new Option("--parallel <n>", "sequences decoded together")
+        .argParser(integerAtLeast(1))
+        .default(8),
+    )
+    .addOption(maxTokens(200, "token budget per answer"))
     .option("--no-inject", "detect regions but inject nothing: the model must guess results")
     .option("--json <file>", "write the full report with every answer")
     .option("--table", "compare (a) with the VM, (b) injection off, (c) a baseline model")
@@ -136,6 +224,53 @@ export function buildProgram(): Command {
       process.exitCode = await evalCommand(opts);
     });
 
+  // ---- steering and interpretability (issue 17) ----
+  program
+    .command("trace")
+    .description("run a prompt with the cache on and write hook points to a safetensors file")
+    .option("-m, --model <path>", "GGUF model file or hf: URI (default: the shipped model)")
+    .requiredOption("-p, --prompt <text>", "prompt text (BOS added)")
+    .option("--hooks <names>", "hook points, comma-separated, * globs", "blocks.*.hook_resid_post")
+    .requiredOption("--out <file>", "safetensors file to write")
+    .action(async (opts: import("./commands/trace.js").TraceOptions) => {
+      const { traceCommand } = await import("./commands/trace.js");
+      process.exitCode = await traceCommand(opts);
+    });
+  program
+    .command("lens")
+    .description("logit lens: each layer's top tokens through the final norm and unembedding")
+    .option("-m, --model <path>", "GGUF model file or hf: URI (default: the shipped model)")
+    .requiredOption("-p, --prompt <text>", "prompt text (BOS added)")
+    .addOption(
+      new Option("--top <k>", "tokens shown per layer and position")
+        .argParser(integerAtLeast(1))
+        .default(3),
+    )
+    .option("--json", "print the whole grid as JSON")
+    .action(async (opts: import("./commands/lens.js").LensOptions) => {
+      const { lensCommand } = await import("./commands/lens.js");
+      process.exitCode = await lensCommand(opts);
+    });
+  program
+    .command("steer")
+    .description("control vectors (llama.cpp's GGUF format)")
+    .command("train")
+    .description("train a control vector from contrastive examples, one per line")
+    .option("-m, --model <path>", "GGUF model file or hf: URI (default: the shipped model)")
+    .requiredOption("--positive <file>", "examples of the wanted behaviour")
+    .requiredOption("--negative <file>", "examples of its opposite (paired line by line for pca)")
+    .addOption(
+      new Option("--method <name>", "pca (repeng's pca_diff) or mean-diff")
+        .choices(["pca", "mean-diff"])
+        .default("pca"),
+    )
+    .option("--layers <list>", "layers to steer, e.g. 1-4 or 2,5 (default: 1..last)")
+    .requiredOption("--out <file>", "control-vector GGUF to write")
+    .action(async (opts: import("./commands/steer.js").SteerTrainOptions) => {
+      const { steerTrainCommand } = await import("./commands/steer.js");
+      process.exitCode = await steerTrainCommand(opts);
+    });
+
   program
     .command("pull")
     .description("download a model (hf:owner/repo/file.gguf) into the model cache")
@@ -155,17 +290,48 @@ export function buildProgram(): Command {
       process.exitCode = await modelsCommand(opts);
     });
 
+  program
+    .command("completion")
+    .description(
+      "print a shell completion script (add `source <(ruffian completion bash)` to ~/.bashrc)",
+    )
+    .addArgument(new Argument("<shell>", "bash, zsh or fish").choices(SHELLS))
+    .action(async (shell: (typeof SHELLS)[number]) => {
+      const { completionScript } = await import("./completion.js");
+      process.stdout.write(completionScript(program, shell));
+    });
+
   return program;
 }
 
+/** Ends the process quietly when stdout or stderr is closed early (`ruffian run … | head`):
+ * the reader has what it wanted, so this is success, as it is for `yes | head`. */
+function exitQuietlyOnClosedPipe(stream: NodeJS.WriteStream): void {
+  stream.on("error", (err: NodeJS.ErrnoException) => {
+    if (err.code === "EPIPE") process.exit(EXIT.ok);
+    throw err;
+  });
+}
+
 export async function runCli(argv: string[]): Promise<void> {
+  exitQuietlyOnClosedPipe(process.stdout);
+  exitQuietlyOnClosedPipe(process.stderr);
   const program = buildProgram();
-  program.exitOverride();
   try {
     await program.parseAsync(argv);
   } catch (err) {
-    if (err instanceof CommanderError) process.exit(err.exitCode);
-    process.stderr.write(`ruffian: ${(err as Error).message}\n`);
-    process.exit(1);
+    if (err instanceof CommanderError) {
+      // Commander has printed its message; --help and --version are the only successes.
+      process.exitCode = err.exitCode === 0 ? EXIT.ok : EXIT.usage;
+    } else if (err instanceof UsageError) {
+      process.stderr.write(`ruffian: ${err.message}\n`);
+      process.exitCode = EXIT.usage;
+    } else if (err instanceof ReportedFailure) {
+      process.stderr.write(`${err.message}\n`);
+      process.exitCode = EXIT.failure;
+    } else {
+      process.stderr.write(`ruffian: ${(err as Error).message}\n`);
+      process.exitCode = EXIT.failure;
+    }
   }
 }

@@ -1,6 +1,8 @@
 // The next-token logits of one sequence at one sampling step, as VM code sees and edits them:
 // a private copy of the engine's buffer, with cached top-k/entropy and numbered snapshots.
-import { topKInto } from "./sampler.js";
+// Every vocabulary-wide computation is the shared one in distribution.ts.
+import { collectNucleus, softmaxStats, topTokens } from "./distribution.js";
+import { VocabBuffers } from "./vocab-kernels.js";
 
 /** How many ranks top_k_token/top_k_prob can reach. */
 export const TOP_K_CAPACITY = 64;
@@ -19,20 +21,18 @@ export type LogitEdit =
 
 export class LogitState {
   readonly logits: Float32Array;
+  private readonly buf: VocabBuffers;
   private readonly topIds = new Int32Array(TOP_K_CAPACITY);
-  private readonly topProbs = new Float32Array(TOP_K_CAPACITY);
   private topCount = -1;
   private cachedEntropy = NaN;
   private cachedLogZ = NaN;
   private readonly snapshots: Array<Float32Array | undefined> = new Array(SNAPSHOT_SLOTS);
   /** Edits made since the last load, in order (for replay on a later step). */
   readonly edits: LogitEdit[] = [];
-  /** Scratch for the nucleus computation, sized once. */
-  private readonly order: Int32Array;
 
   constructor(readonly vocabSize: number) {
-    this.logits = new Float32Array(vocabSize);
-    this.order = new Int32Array(vocabSize);
+    this.buf = new VocabBuffers(vocabSize, { scratch: true });
+    this.logits = this.buf.logits;
   }
 
   /** Starts a new step from the engine's logits. Snapshots survive across steps. */
@@ -60,10 +60,7 @@ export class LogitState {
 
   private ensureTop(): void {
     if (this.topCount >= 0) return;
-    // One exp pass serves entropy, token probabilities and top-k together.
-    this.ensureStats();
-    const logZ = this.cachedLogZ;
-    this.topCount = topKInto(this.logits, TOP_K_CAPACITY, this.topIds, this.topProbs, logZ);
+    this.topCount = topTokens(this.buf, TOP_K_CAPACITY, this.topIds);
   }
 
   topToken(rank: number): number {
@@ -75,8 +72,7 @@ export class LogitState {
   }
 
   topProb(rank: number): number {
-    this.topToken(rank);
-    return this.topProbs[rank]!;
+    return this.probability(this.topToken(rank));
   }
 
   argmax(): number {
@@ -86,20 +82,9 @@ export class LogitState {
   /** Entropy in nats, and log Σ exp(logit) from the same pass over the vocabulary. */
   private ensureStats(): void {
     if (!Number.isNaN(this.cachedEntropy)) return;
-    const l = this.logits;
-    let max = -Infinity;
-    for (let i = 0; i < l.length; i++) if (l[i]! > max) max = l[i]!;
-    let z = 0;
-    let weighted = 0;
-    for (let i = 0; i < l.length; i++) {
-      const x = l[i]! - max;
-      if (x === -Infinity) continue;
-      const e = Math.exp(x);
-      z += e;
-      weighted += e * x;
-    }
-    this.cachedLogZ = max + Math.log(z);
-    this.cachedEntropy = Math.log(z) - weighted / z;
+    const stats = softmaxStats(this.buf);
+    this.cachedLogZ = stats.logZ;
+    this.cachedEntropy = stats.entropy;
   }
 
   entropy(): number {
@@ -134,10 +119,10 @@ export class LogitState {
         break;
       case "temperature":
         if (!(edit.t > 0)) throw new RangeError(`temperature must be positive, got ${edit.t}`);
-        for (let i = 0; i < l.length; i++) l[i] = l[i]! / edit.t;
+        this.buf.divide(edit.t);
         break;
       case "mask-below":
-        for (let i = 0; i < l.length; i++) if (l[i]! < edit.threshold) l[i] = MASKED_LOGIT;
+        this.buf.maskBelow(edit.threshold, MASKED_LOGIT);
         break;
       case "top-p":
         this.maskOutsideNucleus(edit.p);
@@ -154,21 +139,16 @@ export class LogitState {
   /** Keeps the smallest most-likely set whose probability reaches p; masks the rest. */
   private maskOutsideNucleus(p: number): void {
     if (!(p > 0 && p <= 1)) throw new RangeError(`top-p must be in (0, 1], got ${p}`);
+    const buf = this.buf;
     const l = this.logits;
-    const order = this.order;
-    let max = -Infinity;
-    for (let i = 0; i < l.length; i++) {
-      order[i] = i;
-      if (l[i]! > max) max = l[i]!;
-    }
-    let z = 0;
-    for (let i = 0; i < l.length; i++) z += Math.exp(l[i]! - max);
-    // Sorting the whole vocabulary is acceptable here: top-p is an explicit, occasional request.
-    order.sort((a, b) => l[b]! - l[a]! || a - b);
-    let mass = 0;
-    let keep = 0;
-    while (keep < l.length && mass < p) mass += Math.exp(l[order[keep++]!]! - max) / z;
-    for (let r = keep; r < l.length; r++) l[order[r]!] = MASKED_LOGIT;
+    const max = buf.max();
+    if (!(max > -Infinity && max < Infinity)) return;
+    const { count } = collectNucleus(buf, p, max, 1, buf.expWeights(max, 1));
+    // Keep the nucleus's logits aside (in `weights`, free now), mask all, put them back.
+    const kept = buf.weights;
+    for (let i = 0; i < count; i++) kept[i] = l[buf.index[i]!]!;
+    l.fill(MASKED_LOGIT);
+    for (let i = 0; i < count; i++) l[buf.index[i]!] = kept[i]!;
   }
 
   private checkSlot(slot: number): void {
@@ -192,9 +172,7 @@ export class LogitState {
 
   /** Σ |current − snapshot| over the vocabulary. */
   diff(slot: number): number {
-    const snap = this.snapshot(slot);
-    let sum = 0;
-    for (let i = 0; i < this.logits.length; i++) sum += Math.abs(this.logits[i]! - snap[i]!);
-    return sum;
+    this.buf.scratch!.set(this.snapshot(slot));
+    return this.buf.absDiffScratch();
   }
 }

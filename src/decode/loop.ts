@@ -24,6 +24,7 @@ import type { Region, RegionSyntax } from "./scanner.js";
 import type { SamplerOptions } from "./sampler.js";
 import { SequenceState, type LiveVm } from "./sequence.js";
 import { MASKED_LOGIT, TOP_K_CAPACITY } from "./logit-state.js";
+import type { ControlVector } from "../steer/control-vector.js";
 
 export interface GenerationRequest {
   /** Engine sequence id (default 0). */
@@ -44,6 +45,8 @@ export interface GenerationRequest {
   live?: LiveVm;
   /** Reuse the longest prefix of the sequence's KV cache that matches the new prompt. */
   reusePrefix?: boolean;
+  /** Control vectors VM code may load by name with cvec_load (see docs/steering.md). */
+  vectors?: ReadonlyMap<string, ControlVector>;
   /** Sandbox profile of the sequence's VM session when it makes one (default: the VM's). */
   profile?: VmProfileName;
   /** Token events carry this many most likely alternatives with log-probabilities (default 0). */
@@ -193,6 +196,7 @@ export class DecodeLoop {
         live: r.live,
         profile: r.profile,
         topLogprobs: r.topLogprobs,
+        vectors: r.vectors,
       });
     });
     const inUse = [...this.active.filter((s) => !s.done), ...seqs].map((s) => s.seq);
@@ -429,7 +433,7 @@ export class DecodeLoop {
     const top: NonNullable<TokenEvent["top"]> = [];
     for (let rank = 0; rank < n; rank++) {
       const id = s.logitState.topToken(rank);
-      top.push({ id, text: this.engine.tokenText(id), probability: s.logitState.topProb(rank) });
+      top.push({ id, text: this.engine.tokenText(id), probability: s.logitState.probability(id) });
     }
     return top;
   }

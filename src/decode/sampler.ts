@@ -1,13 +1,19 @@
-// Token sampling in TypeScript over a Float32Array of logits, plus the distribution helpers
-// (probability, entropy, top-k) that intrinsics and events read. No per-step allocation.
+// Token sampling in TypeScript over a Float32Array of logits. No per-step allocation.
 //
 // Order of the chain, each step: copy logits → additive bias → bans (-Infinity) → repetition
 // penalty (each distinct token of the window once: positive logits divided, negative multiplied,
 // as llama.cpp does) → greedy if temperature <= 0 or topK == 1 → scale by 1/temperature → top-k
 // → top-p over the mass left by top-k → min-p relative to the most likely token → draw.
 // Temperature comes before top-p/min-p, so they act on the distribution actually sampled.
-// Cost: top-k and top-p use partial selection (quickselect / mass-partition, expected O(V)),
-// never a full sort; every scratch buffer is sized to the vocabulary once in the constructor.
+// Cost: each vocabulary-wide pass (max, softmax weights, candidate collection) is a SIMD kernel
+// (distribution.ts, vocab-kernels.ts); top-k and top-p then work on the few candidates left,
+// never a full sort; every buffer is sized to the vocabulary once in the constructor.
+
+import { BLOCK } from "./simd-module.js";
+import { VocabBuffers } from "./vocab-kernels.js";
+import { collectNucleus, collectTopCandidates, nucleus, selectLargest } from "./distribution.js";
+
+export { nucleus, selectLargest } from "./distribution.js";
 
 export interface SamplerOptions {
   /** <= 0 means greedy. Default 1. */
@@ -107,10 +113,8 @@ export class Sampler {
   private banned: Int32Array = new Int32Array(0);
   private biasIds: Int32Array = new Int32Array(0);
   private biasValues: Float32Array = new Float32Array(0);
-  // Scratch, sized once.
-  private readonly work: Float32Array;
-  private readonly weight: Float32Array;
-  private readonly index: Int32Array;
+  /** The logits being sampled, with weights and candidate ids; sized once. */
+  private readonly buf: VocabBuffers;
   private readonly seenStamp: Uint32Array;
   private stamp = 0;
 
@@ -118,9 +122,7 @@ export class Sampler {
     if (!Number.isInteger(vocabSize) || vocabSize < 1)
       throw new RangeError(`vocabulary size must be a positive integer, got ${vocabSize}`);
     this.vocabSize = vocabSize;
-    this.work = new Float32Array(vocabSize);
-    this.weight = new Float32Array(vocabSize);
-    this.index = new Int32Array(vocabSize);
+    this.buf = new VocabBuffers(vocabSize);
     this.seenStamp = new Uint32Array(vocabSize);
     this.rng = new Rng(options.seed ?? 0);
     this.configure(options);
@@ -167,17 +169,20 @@ export class Sampler {
   /** Picks the next token. `history` is the token sequence so far (its last
    * `repetitionWindow` entries are penalised); it is only read. */
   sample(logits: Float32Array, history?: ArrayLike<number>): number {
-    const n = this.prepare(logits, history);
-    const work = this.work;
-    if (this.temperature <= 0 || this.topK === 1) return argmaxOf(work, n);
-    return this.draw(n);
+    this.prepare(logits, history);
+    if (this.temperature <= 0 || this.topK === 1) {
+      const best = this.buf.argmax();
+      if (best < 0) throw new Error("every token is masked: nothing left to sample");
+      return best;
+    }
+    return this.draw();
   }
 
-  /** Bias, bans and penalty into `work`; returns the vocabulary size. */
-  private prepare(logits: Float32Array, history?: ArrayLike<number>): number {
+  /** Copies the logits, then applies bias, bans and penalty. */
+  private prepare(logits: Float32Array, history?: ArrayLike<number>): void {
     const n = this.vocabSize;
     if (logits.length !== n) throw new RangeError(`expected ${n} logits, got ${logits.length}`);
-    const work = this.work;
+    const work = this.buf.logits;
     work.set(logits);
     for (let i = 0; i < this.biasIds.length; i++) work[this.biasIds[i]!]! += this.biasValues[i]!;
     for (let i = 0; i < this.banned.length; i++) work[this.banned[i]!] = -Infinity;
@@ -198,41 +203,50 @@ export class Sampler {
         work[id] = v > 0 ? v / penalty : v * penalty;
       }
     }
-    return n;
   }
 
-  private draw(vocab: number): number {
-    const work = this.work;
-    const weight = this.weight;
-    const index = this.index;
-    let max = -Infinity;
-    let n = 0;
-    for (let i = 0; i < vocab; i++) {
-      const v = work[i]!;
-      if (v > -Infinity) {
-        index[n++] = i;
-        if (v > max) max = v;
-      }
-    }
-    if (n === 0) throw new Error("every token is masked: nothing left to sample");
+  private draw(): number {
+    const buf = this.buf;
+    const work = buf.logits;
+    const weight = buf.weights;
+    const index = buf.index;
+    const max = buf.max();
+    if (max === -Infinity) throw new Error("every token is masked: nothing left to sample");
     // An infinite logit (or bias) is certain: no weights can be formed around it.
-    if (max === Infinity) return argmaxOf(work, vocab);
-    if (this.topK > 0 && this.topK < n) {
-      selectLargest(index, n, this.topK, work);
-      n = this.topK;
-    }
+    if (max === Infinity) return work.indexOf(Infinity);
     const inv = 1 / this.temperature;
+    let n: number;
     let sum = 0;
-    for (let j = 0; j < n; j++) {
-      const id = index[j]!;
-      const w = Math.exp((work[id]! - max) * inv);
-      weight[id] = w;
-      sum += w;
+    let nucleusDone = false;
+    if (this.topK > 0) {
+      const found = collectTopCandidates(buf, this.topK);
+      n = Math.min(this.topK, found);
+      if (found > n) selectLargest(index, found, n, work);
+    } else if (this.topP < 1) {
+      const z = buf.expWeights(max, inv);
+      ({ count: n, mass: sum } = collectNucleus(buf, this.topP, max, inv, z));
+      nucleusDone = true;
+    } else if (this.minP > 0) {
+      // Only weights ≥ minP can survive: logit ≥ max + T·ln(minP). Collect a little below that
+      // bound and let the exact weight test below decide.
+      const bound = max + Math.log(this.minP) * this.temperature;
+      n = buf.collect(bound - 1e-6 * (Math.abs(bound) + 1));
+    } else {
+      // Temperature alone: the whole vocabulary, drawn through the per-block sums.
+      return this.drawAll(buf.expWeights(max, inv));
     }
-    if (this.topP < 1) {
-      const kept = nucleus(index, n, weight, this.topP * sum);
-      n = kept.count;
-      sum = kept.mass;
+    if (!nucleusDone) {
+      for (let j = 0; j < n; j++) {
+        const id = index[j]!;
+        const w = Math.exp((work[id]! - max) * inv);
+        weight[id] = w;
+        sum += w;
+      }
+      if (this.topP < 1) {
+        const kept = nucleus(index, n, weight, this.topP * sum);
+        n = kept.count;
+        sum = kept.mass;
+      }
     }
     if (this.minP > 0) {
       // The most likely token has weight exp(0) = 1 and always survives top-k and top-p.
@@ -260,6 +274,23 @@ export class Sampler {
     return index[0]!;
   }
 
+  /** Draws from every token's weight (total z): first the block, then the token in it. */
+  private drawAll(z: number): number {
+    const weight = this.buf.weights;
+    const blocks = this.buf.blockSums;
+    let target = this.rng.next() * z;
+    let b = 0;
+    while (b < blocks.length - 1 && target >= blocks[b]!) target -= blocks[b++]!;
+    const end = Math.min((b + 1) * BLOCK, this.vocabSize);
+    for (let i = b * BLOCK; i < end; i++) {
+      target -= weight[i]!;
+      if (target < 0) return i;
+    }
+    // Rounding left a sliver of mass: the last token with weight takes it.
+    for (let i = end - 1; i >= 0; i--) if (weight[i]! > 0) return i;
+    return this.buf.argmax();
+  }
+
   private checkToken(what: string, id: number): void {
     if (!Number.isInteger(id) || id < 0 || id >= this.vocabSize)
       throw new RangeError(`${what} ${id} is outside the vocabulary 0..${this.vocabSize - 1}`);
@@ -276,11 +307,12 @@ function checkUnit(name: string, v: number): number {
   return v;
 }
 
-function argmaxOf(values: Float32Array, n: number): number {
+/** The first token with the highest logit (NaN never wins). */
+export function argmax(logits: Float32Array): number {
   let best = -1;
   let max = -Infinity;
-  for (let i = 0; i < n; i++) {
-    const v = values[i]!;
+  for (let i = 0; i < logits.length; i++) {
+    const v = logits[i]!;
     if (v > max) {
       max = v;
       best = i;
@@ -288,202 +320,4 @@ function argmaxOf(values: Float32Array, n: number): number {
   }
   if (best < 0) throw new Error("every token is masked: nothing left to sample");
   return best;
-}
-
-/** Reorders index[0..n) so that its first k entries are the k with the largest key (unordered).
- * Quickselect with a median-of-three pivot and Hoare partition (balanced on equal keys). */
-export function selectLargest(index: Int32Array, n: number, k: number, key: Float32Array): void {
-  let lo = 0;
-  let hi = n - 1;
-  while (hi > lo) {
-    const mid = (lo + hi) >>> 1;
-    const a = key[index[lo]!]!;
-    const b = key[index[mid]!]!;
-    const c = key[index[hi]!]!;
-    const pivot = a > b ? (b > c ? b : a > c ? c : a) : a > c ? a : b > c ? c : b;
-    let i = lo;
-    let j = hi;
-    while (i <= j) {
-      while (key[index[i]!]! > pivot) i++;
-      while (key[index[j]!]! < pivot) j--;
-      if (i <= j) {
-        const t = index[i]!;
-        index[i] = index[j]!;
-        index[j] = t;
-        i++;
-        j--;
-      }
-    }
-    // Now [lo..j] >= pivot >= [i..hi], and everything between equals the pivot.
-    if (k - 1 <= j) hi = j;
-    else if (k - 1 >= i) lo = i;
-    else return;
-  }
-}
-
-/** Reorders index[0..n) so that its first `count` entries are the smallest set of heaviest
- * tokens whose weight reaches `target`; expected O(n) by partitioning on weight. */
-export function nucleus(
-  index: Int32Array,
-  n: number,
-  weight: Float32Array,
-  target: number,
-): { count: number; mass: number } {
-  let lo = 0;
-  let hi = n;
-  let taken = 0;
-  while (hi - lo > 0) {
-    // Three-way partition of [lo, hi) around a median-of-three pivot: > | == | <.
-    const a = weight[index[lo]!]!;
-    const b = weight[index[(lo + hi - 1) >>> 1]!]!;
-    const c = weight[index[hi - 1]!]!;
-    const pivot = a > b ? (b > c ? b : a > c ? c : a) : a > c ? a : b > c ? c : b;
-    let gt = lo;
-    let i = lo;
-    let lt = hi;
-    let massGreater = 0;
-    let countEqual = 0;
-    while (i < lt) {
-      const id = index[i]!;
-      const w = weight[id]!;
-      if (w > pivot) {
-        index[i] = index[gt]!;
-        index[gt++] = id;
-        massGreater += w;
-        i++;
-      } else if (w < pivot) {
-        index[i] = index[--lt]!;
-        index[lt] = id;
-      } else {
-        countEqual++;
-        i++;
-      }
-    }
-    if (taken + massGreater >= target && gt > lo) {
-      hi = gt;
-      continue;
-    }
-    taken += massGreater;
-    const need = pivot > 0 ? Math.ceil((target - taken) / pivot) : countEqual;
-    if (need <= countEqual) {
-      const used = Math.max(need, 1);
-      return { count: gt + used, mass: taken + used * pivot };
-    }
-    taken += countEqual * pivot;
-    lo = lt;
-  }
-  // Rounding kept `taken` just short of the target: everything scanned so far is the set.
-  return { count: Math.max(lo, 1), mass: taken };
-}
-
-// ---- distribution helpers (softmax at temperature 1 over the raw logits) ----
-
-export function argmax(logits: Float32Array): number {
-  return argmaxOf(logits, logits.length);
-}
-
-function maxOf(logits: Float32Array): number {
-  let max = -Infinity;
-  for (let i = 0; i < logits.length; i++) if (logits[i]! > max) max = logits[i]!;
-  return max;
-}
-
-/** Softmax probability of `token`. */
-export function tokenProbability(logits: Float32Array, token: number): number {
-  if (!(token >= 0 && token < logits.length))
-    throw new RangeError(`token ${token} is outside the vocabulary 0..${logits.length - 1}`);
-  const max = maxOf(logits);
-  let z = 0;
-  for (let i = 0; i < logits.length; i++) z += Math.exp(logits[i]! - max);
-  return Math.exp(logits[token]! - max) / z;
-}
-
-/** Shannon entropy of the softmax distribution, in nats. */
-export function entropyNats(logits: Float32Array): number {
-  const max = maxOf(logits);
-  let z = 0;
-  let weighted = 0;
-  for (let i = 0; i < logits.length; i++) {
-    const x = logits[i]! - max;
-    if (x === -Infinity) continue;
-    const e = Math.exp(x);
-    z += e;
-    weighted += e * x;
-  }
-  // H = -Σ p log p with log p = x - log z.
-  return Math.log(z) - weighted / z;
-}
-
-/** Writes the k most likely ids (descending) and their probabilities into the caller's arrays;
- * returns how many were written (min of k, vocabulary, output capacity). Uses a min-heap kept
- * in `outIds`, so it allocates nothing. */
-export function topKInto(
-  logits: Float32Array,
-  k: number,
-  outIds: Int32Array,
-  outProbs: Float32Array,
-  /** log Σ exp(logits) when the caller already has it: saves a pass of exp over the vocabulary. */
-  logZ?: number,
-): number {
-  const count = Math.min(k, logits.length, outIds.length, outProbs.length);
-  if (count <= 0) return 0;
-  const heap = outIds;
-  for (let i = 0; i < count; i++) {
-    heap[i] = i;
-    siftUp(heap, i, logits);
-  }
-  for (let i = count; i < logits.length; i++) {
-    if (logits[i]! > logits[heap[0]!]!) {
-      heap[0] = i;
-      siftDown(heap, 0, count, logits);
-    }
-  }
-  // Heap-sort in place: repeatedly move the smallest to the end → descending order.
-  for (let end = count - 1; end > 0; end--) {
-    const t = heap[0]!;
-    heap[0] = heap[end]!;
-    heap[end] = t;
-    siftDown(heap, 0, end, logits);
-  }
-  if (logZ === undefined) {
-    const max = logits[heap[0]!]!;
-    let z = 0;
-    for (let i = 0; i < logits.length; i++) z += Math.exp(logits[i]! - max);
-    logZ = max + Math.log(z);
-  }
-  for (let i = 0; i < count; i++) outProbs[i] = Math.exp(logits[heap[i]!]! - logZ);
-  return count;
-}
-
-/** Min-heap on logits[id]; ties put the larger id nearer the root, so the kept set prefers
- * lower ids, as argmax does. */
-function heapLess(logits: Float32Array, a: number, b: number): boolean {
-  const va = logits[a]!;
-  const vb = logits[b]!;
-  return va < vb || (va === vb && a > b);
-}
-
-function siftUp(heap: Int32Array, i: number, logits: Float32Array): void {
-  while (i > 0) {
-    const parent = (i - 1) >>> 1;
-    if (!heapLess(logits, heap[i]!, heap[parent]!)) return;
-    const t = heap[i]!;
-    heap[i] = heap[parent]!;
-    heap[parent] = t;
-    i = parent;
-  }
-}
-
-function siftDown(heap: Int32Array, i: number, size: number, logits: Float32Array): void {
-  for (;;) {
-    const l = 2 * i + 1;
-    if (l >= size) return;
-    const r = l + 1;
-    const child = r < size && heapLess(logits, heap[r]!, heap[l]!) ? r : l;
-    if (!heapLess(logits, heap[child]!, heap[i]!)) return;
-    const t = heap[i]!;
-    heap[i] = heap[child]!;
-    heap[child] = t;
-    i = child;
-  }
 }

@@ -9,6 +9,7 @@ import { resolveLispLimits, type LispLimits } from "./limits.js";
 import { GlobalCell, type Node } from "./nodes.js";
 import { printValue } from "./printer.js";
 import { read } from "./reader.js";
+import { LISP_PRELUDE } from "./prelude.js";
 import { Pair, Sym, sym, typeName, UNSPECIFIED, type Value } from "./values.js";
 
 export interface LispOptions {
@@ -46,6 +47,8 @@ export class LispSession {
     }
     this.compiler = new Compiler(this.globals, corePrimitives(builtins));
     this.machine = new Machine(this.limits, this.globals);
+    const prelude = this.run(LISP_PRELUDE);
+    if (!prelude.ok) throw new Error(`the Lisp prelude failed: ${prelude.error.message}`);
   }
 
   /**

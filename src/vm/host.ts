@@ -150,7 +150,7 @@ export function hostLibrary(st: HostState): Record<string, (...a: number[]) => n
     atof: (s) => parseDoublePrefix(mem.readCString(s!))[0],
     strtod(s, end) {
       const [v, len] = parseDoublePrefix(mem.readCString(s!));
-      if (end) mem.dv.setInt32(end, s! + len, true);
+      if (end) mem.dv.setBigUint64(end, BigInt(s! + len), true);
       return v;
     },
   };

@@ -4,7 +4,7 @@
 // VmFailure; nothing a program does escapes as an exception.
 import v8 from "node:v8";
 import { GlobalScope } from "../c/ast.js";
-import { TrapCode, generateModule, type CompiledModule } from "../c/codegen.js";
+import { OVERFLOW_OPS, TrapCode, generateModule, type CompiledModule } from "../c/codegen.js";
 import { CompileError } from "../c/errors.js";
 import { C_LIBRARY, HOST_DECLARATIONS } from "../c/library.js";
 import { ENTRY_NAME, mainArgs, parse, type ParseHost } from "../c/parse.js";
@@ -24,6 +24,8 @@ export interface VmOptions {
   intrinsics?: IntrinsicRegistry;
   /** argv[0] of a whole program's main (default "main.c"). */
   programName?: string;
+  /** Signed integer overflow wraps, as with gcc -fwrapv, instead of trapping (default false). */
+  wrapv?: boolean;
 }
 
 /** Ints visible to C code as the global `memory[]`; they survive from block to block. */
@@ -89,6 +91,7 @@ export class VmSession {
   private readonly slots = new Map<string, number>();
   private readonly memoryAddr: number;
   private readonly programName: string;
+  private readonly wrapv: boolean;
   private argvAddr = 0;
   private readonly host: HostState;
   /** Bumped whenever definitions change, so cached call() modules are rebuilt. */
@@ -107,6 +110,7 @@ export class VmSession {
     this.limits = resolveLimits(options.profile, options.limits);
     this.intrinsics = options.intrinsics ?? new IntrinsicRegistry();
     this.programName = options.programName ?? "main.c";
+    this.wrapv = options.wrapv ?? false;
     this.mem = new VmMemory(this.limits.memoryBytes, this.limits.stackBytes);
     this.scope = baseScope().clone();
     this.memoryAddr = this.mem.allocStatic(MEMORY_INTS * 4);
@@ -150,18 +154,18 @@ export class VmSession {
     let root: string | null = null;
     try {
       const tokens = preprocess(tokenize(source));
-      parsed = parse(tokens, this.scope, {
-        alloc: (size, align) => {
-          const p = this.mem.allocStatic(size, align);
-          if (p === 0) throw new CompileError("limit", "out of memory for globals", 0, 0);
-          return p;
-        },
-        write: (addr, bytes) => this.mem.writeBytes(addr, bytes),
-        libraryType: (name) => hostTypes!.get(name),
-        intrinsicType: (name) => this.intrinsics.get(name)?.ty,
-        isKnownIntrinsic: (name) => KNOWN_INTRINSICS.has(name),
-        argv: () => this.argv(),
-      });
+      parsed = parse(
+        tokens,
+        this.scope,
+        this.parseContext(
+          (size, align) => {
+            const p = this.mem.allocStatic(size, align);
+            if (p === 0) throw new CompileError("limit", "out of memory for globals", 0, 0);
+            return p;
+          },
+          (addr, bytes) => this.mem.writeBytes(addr, bytes),
+        ),
+      );
       if (parsed.entry) {
         parsed.scope.funcs.set(ENTRY_NAME, parsed.entry);
         root = ENTRY_NAME;
@@ -209,14 +213,57 @@ export class VmSession {
     if (this.argvAddr === 0) {
       const name = Buffer.from(this.programName + "\0", "utf8");
       const str = this.mem.allocStatic(name.length, 1);
-      const arr = this.mem.allocStatic(8, 4);
+      const arr = this.mem.allocStatic(16, 8);
       if (str === 0 || arr === 0) throw new CompileError("limit", "out of memory for argv", 0, 0);
       this.mem.writeBytes(str, name);
-      this.mem.dv.setUint32(arr, str, true);
-      this.mem.dv.setUint32(arr + 4, 0, true);
+      this.mem.dv.setBigUint64(arr, BigInt(str), true);
+      this.mem.dv.setBigUint64(arr + 8, 0n, true);
       this.argvAddr = arr;
     }
     return this.argvAddr;
+  }
+
+  /**
+   * Whether a block would compile against this session's definitions, without running it or
+   * keeping anything from it (its globals go to scratch addresses): the first error, or undefined.
+   * Lets a caller report a broken program before starting work that depends on it.
+   */
+  check(source: string): VmError | undefined {
+    let scratch = 16;
+    try {
+      parse(
+        preprocess(tokenize(source)),
+        this.scope,
+        this.parseContext(
+          (size, align) => {
+            scratch = Math.ceil(scratch / align) * align;
+            const p = scratch;
+            scratch += Math.max(size, 1);
+            return p;
+          },
+          () => {},
+        ),
+      );
+      return undefined;
+    } catch (e) {
+      if (e instanceof RangeError && /call stack/i.test(e.message))
+        return { kind: "syntax", message: "program is nested too deeply", line: 0, column: 0 };
+      return toVmError(e, "syntax");
+    }
+  }
+
+  private parseContext(
+    alloc: (size: number, align: number) => number,
+    write: (addr: number, bytes: Uint8Array) => void,
+  ): Parameters<typeof parse>[2] {
+    return {
+      alloc,
+      write,
+      libraryType: (name) => hostTypes!.get(name),
+      intrinsicType: (name) => this.intrinsics.get(name)?.ty,
+      isKnownIntrinsic: (name) => KNOWN_INTRINSICS.has(name),
+      argv: () => this.argv(),
+    };
   }
 
   /** Calls a function defined by an earlier block (hooks call fn(step) before every token). */
@@ -278,6 +325,7 @@ export class VmSession {
       memoryPages: this.mem.pages,
       stackLow: this.mem.stackLow,
       maxCallDepth: this.limits.maxCallDepth,
+      wrapv: this.wrapv,
     });
   }
 
@@ -286,7 +334,7 @@ export class VmSession {
     const lib = hostLibrary(this.host);
     const core = {
       trap: (code: number, line: number, col: number) => {
-        throw trapFor(code, line, col, this.limits.maxCallDepth);
+        throw trapFor(code, line, col, this.limits);
       },
       refuel: () => this.refuel(),
       charge: (units: number) => this.charge(units),
@@ -326,18 +374,17 @@ export class VmSession {
     this.charged += units;
     const used = this.granted - this.fuel!.value + this.charged;
     if (used >= this.limits.maxInstructions)
-      throw new VmTrap("limit", "instruction limit exceeded", 0, 0);
+      throw new VmTrap("limit", limitMessage("instructions", this.limits), 0, 0);
     if (units > 1000 && now() > this.deadline)
-      throw new VmTrap("limit", `time limit exceeded (${this.limits.wallClockMs} ms)`, 0, 0);
+      throw new VmTrap("limit", limitMessage("time", this.limits), 0, 0);
   }
 
   private refuel(): void {
     const fuel = this.fuel!;
     const used = this.granted - fuel.value + this.charged;
     if (used >= this.limits.maxInstructions)
-      throw new VmTrap("limit", "instruction limit exceeded", 0, 0);
-    if (now() > this.deadline)
-      throw new VmTrap("limit", `time limit exceeded (${this.limits.wallClockMs} ms)`, 0, 0);
+      throw new VmTrap("limit", limitMessage("instructions", this.limits), 0, 0);
+    if (now() > this.deadline) throw new VmTrap("limit", limitMessage("time", this.limits), 0, 0);
     const chunk = Math.min(FUEL_CHUNK, this.limits.maxInstructions - used);
     fuel.value = chunk;
     this.granted = used - this.charged + chunk;
@@ -373,8 +420,9 @@ export class VmSession {
     } catch (e) {
       if (e instanceof ExitSignal) exitCode = e.code;
       else {
-        error = toVmError(e, "runtime");
-        if (error.line === 0 && error.kind === "runtime") {
+        const coded = codedTrap(e, compiled, this.limits);
+        error = coded ?? toVmError(e, "runtime");
+        if (error.line === 0 && (error.kind === "runtime" || error.kind === "limit")) {
           const at = trapPosition(e, compiled);
           if (at) error = { ...error, ...at };
         }
@@ -491,21 +539,80 @@ export function valueText(v: VmValue): string {
   return String(x);
 }
 
-function trapFor(code: number, line: number, col: number, maxDepth: number): Error {
+/** UBSan's wording, with the hint a model or a user needs to fix the program. */
+function overflowMessage(k: number): string {
+  const op = OVERFLOW_OPS[k >> 1]!;
+  const is64 = (k & 1) === 1;
+  const what = op === "unary -" ? "negation" : `'${op}'`;
+  return is64
+    ? `signed integer overflow: the result of ${what} does not fit in long (64 bits; use unsigned long to wrap, or [CALC: …] for exact integers)`
+    : `signed integer overflow: the result of ${what} does not fit in int (int is 32 bits: use long)`;
+}
+
+/** A limit error names the limit, its value and how to raise it. */
+export function limitMessage(
+  which: "instructions" | "time" | "depth" | "stack",
+  limits: VmLimits,
+): string {
+  switch (which) {
+    case "instructions":
+      return `instruction limit exceeded (${limits.maxInstructions} instructions; raise maxInstructions or use a larger profile, e.g. --profile large)`;
+    case "time":
+      return `time limit exceeded (${limits.wallClockMs} ms; raise wallClockMs or use a larger profile, e.g. --profile large)`;
+    case "depth":
+      return `stack overflow (call depth limit ${limits.maxCallDepth}; raise maxCallDepth or use a larger profile)`;
+    case "stack":
+      return `stack overflow (shadow stack of ${limits.stackBytes} bytes exhausted; raise stackBytes or use a larger profile)`;
+  }
+}
+
+function trapFor(code: number, line: number, col: number, limits: VmLimits): Error {
   switch (code) {
     case TrapCode.divisionByZero:
       return new VmTrap("runtime", "division by zero", line, col);
     case TrapCode.stackOverflow:
-      return new VmTrap("limit", "stack overflow (shadow stack exhausted)", line, col);
+      return new VmTrap("limit", limitMessage("stack", limits), line, col);
     case TrapCode.callDepth:
-      return new VmTrap("limit", `stack overflow (call depth limit ${maxDepth})`, line, col);
+      return new VmTrap("limit", limitMessage("depth", limits), line, col);
     case TrapCode.assertion:
       return new VmTrap("runtime", "assertion failed", line, col);
     case TrapCode.exit:
       return new ExitSignal(line);
+    case TrapCode.nullPointer:
+      return new VmTrap("runtime", "null pointer dereference (address below 1024)", line, col);
     default:
+      if (code >= TrapCode.overflow && code < TrapCode.overflow + OVERFLOW_OPS.length * 2)
+        return new VmTrap("runtime", overflowMessage(code - TrapCode.overflow), line, col);
       return new VmTrap("runtime", `trap ${code}`, line, col);
   }
+}
+
+/** The wasm function and code offset a trap or host exception came from. */
+function trapSite(
+  e: unknown,
+  compiled: CompiledModule,
+): { fn: CompiledModule["positions"][number]; offset: number } | null {
+  const stack = e instanceof Error ? (e.stack ?? "") : "";
+  const m = /wasm-function\[(\d+)\]:0x([0-9a-f]+)/.exec(stack);
+  if (!m) return null;
+  const fn = compiled.positions[Number(m[1]) - compiled.imports.length];
+  if (!fn) return null;
+  return { fn, offset: parseInt(m[2]!, 16) - fn.codeStart };
+}
+
+/** An `unreachable` the code generator placed for a C error (see FuncBuilder.trapHere). */
+function codedTrap(e: unknown, compiled: CompiledModule, limits: VmLimits): VmError | null {
+  if (!(e instanceof Error) || !/unreachable/.test(e.message)) return null;
+  const site = trapSite(e, compiled);
+  if (!site) return null;
+  const traps = site.fn.traps;
+  for (let k = 0; k < traps.length; k += 2) {
+    if (traps[k] !== site.offset) continue;
+    const at = trapPosition(e, compiled) ?? { line: 0, column: 0 };
+    const trap = trapFor(traps[k + 1]!, at.line, at.column, limits);
+    return trap instanceof VmTrap ? toVmError(trap, "runtime") : null;
+  }
+  return null;
 }
 
 /** Finds the source position of the wasm instruction a trap or host exception came from. */
@@ -513,12 +620,9 @@ function trapPosition(
   e: unknown,
   compiled: CompiledModule,
 ): { line: number; column: number } | null {
-  const stack = e instanceof Error ? (e.stack ?? "") : "";
-  const m = /wasm-function\[(\d+)\]:0x([0-9a-f]+)/.exec(stack);
-  if (!m) return null;
-  const fn = compiled.positions[Number(m[1]) - compiled.imports.length];
-  if (!fn) return null;
-  const offset = parseInt(m[2]!, 16) - fn.codeStart;
+  const site = trapSite(e, compiled);
+  if (!site) return null;
+  const { fn, offset } = site;
   let best: { line: number; column: number } | null = null;
   for (let k = 0; k < fn.entries.length; k += 3) {
     if (fn.entries[k]! > offset) break;
@@ -534,7 +638,13 @@ function toVmError(e: unknown, fallback: VmErrorKind): VmError {
   if (e instanceof VmTrap)
     return { kind: e.kind, message: e.message, line: e.line, column: e.column };
   if (e instanceof RangeError && /call stack/i.test(e.message))
-    return { kind: "limit", message: "stack overflow (host stack exhausted)", line: 0, column: 0 };
+    return {
+      kind: "limit",
+      message:
+        "stack overflow (the host's native stack is exhausted before maxCallDepth; recursion this deep needs a loop or an explicit stack)",
+      line: 0,
+      column: 0,
+    };
   const msg = e instanceof Error ? e.message : String(e);
   if (/out of bounds/.test(msg) && !/table/.test(msg))
     return { kind: "runtime", message: "memory access out of bounds", line: 0, column: 0 };

@@ -77,7 +77,7 @@ test("float classification and __LINE__", () => {
 
 test("counted loops are charged up front; early exits are not overcharged", () => {
   const huge = fails("long s = 0; for (long i = 0; i < 100000000000; i++) s += i; return s;");
-  assert.equal(huge.message, "instruction limit exceeded");
+  assert.match(huge.message, /^instruction limit exceeded \(/);
   assert.equal(
     text(
       "int found = -1; for (long i = 0; i < 100000000000; i++) { if (i == 12345) { found = i; break; } } return found;",

@@ -30,7 +30,7 @@ test("the seed's examples", () => {
   assert.equal(value("2847*3921"), "11163087");
 });
 
-test("C semantics: integer division, %, bitwise operators, shifts, hex, octal", () => {
+test("C's operators and precedence: integer division, %, bitwise operators, shifts, hex, octal", () => {
   assert.equal(value("7 / 2"), "3");
   assert.equal(value("-7 / 2"), "-3");
   assert.equal(value("-7 % 3"), "-1");
@@ -41,7 +41,7 @@ test("C semantics: integer division, %, bitwise operators, shifts, hex, octal", 
   assert.equal(value("-16 >> 2"), "-4");
   assert.equal(value("017"), "15");
   assert.equal(value("1 + 2 << 3"), "24");
-  assert.equal(value("2147483647 + 1"), "-2147483648");
+  assert.equal(value("2147483647 + 1"), "2147483648");
   assert.equal(value("3--2"), "5");
   assert.equal(value("- -3"), "3");
 });
@@ -122,7 +122,45 @@ test("malformed expressions are reported in CALC's own terms", () => {
   assert.equal(findCalcProblem("1 + 2"), null);
 });
 
-test("run-time errors from the C VM point back into the CALC text", () => {
+test("integers are exact at any size: no overflow, no wrap", () => {
+  assert.equal(value("123456789*987654321"), "121932631112635269");
+  assert.equal(value("50000 * 50000"), "2500000000");
+  assert.equal(value("9223372036854775807 + 1"), "9223372036854775808");
+  assert.equal(value("-9223372036854775807 - 2"), "-9223372036854775809");
+  assert.equal(value("1 << 100"), "1267650600228229401496703205376");
+  assert.equal(value("(1 << 100) >> 98"), "4");
+  assert.equal(value("99999999999999999999 / 7"), "14285714285714285714");
+  assert.equal(value("-99999999999999999999 % 7"), "-1");
+  assert.equal(value("0xFFFFFFFFFFFFFFFFFF + 1"), "4722366482869645213696");
+  const big = runCalc("1 << 64");
+  assert.ok(big.ok);
+  assert.deepEqual(big.value, { ctype: "integer", value: 1n << 64n });
+});
+
+test("decimal numbers make an operation double-precision; bit operators refuse them", () => {
+  assert.equal(value("1 / 4.0"), "0.25");
+  assert.equal(value("0.1 + 0.2"), "0.30000000000000004");
+  assert.equal(value("3 / 2 * 1.0"), "1");
+  assert.deepEqual(error("1.5 % 2"), {
+    kind: "type",
+    message: "operator '%' needs integers, not a decimal number",
+    line: 1,
+    column: 5,
+  });
+});
+
+test("results past the size limit and negative shifts are errors with their position", () => {
+  assert.deepEqual(error("1 << 100000"), {
+    kind: "limit",
+    message: "result is larger than 65536 bits (the CALC size limit)",
+    line: 1,
+    column: 3,
+  });
+  assert.equal(error("1 << -1").message, "negative shift count -1");
+  assert.equal(runCalc("1 << 100000", { maxBits: 200_000 }).ok, true);
+});
+
+test("run-time errors point into the CALC text", () => {
   assert.deepEqual(error("5 / 0"), {
     kind: "runtime",
     message: "division by zero",

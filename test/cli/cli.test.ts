@@ -89,15 +89,21 @@ test("run keeps hook output out of the text and can write the event stream", () 
   }
 });
 
-test("run with a hook that does not compile reports it and still generates", () => {
+test("run with a hook that does not compile names the file and stops before generating", () => {
   const dir = mkdtempSync(join(tmpdir(), "ruffian-run-"));
   try {
     const hook = join(dir, "bad.c");
-    writeFileSync(hook, "int main() { return missing_function(); }\n");
+    writeFileSync(hook, "int main() {\n  return missing_function();\n}\n");
     const r = ruffian("run", "-p", "Once upon a time", "--hook", hook, "-n", "4");
-    assert.equal(r.code, 0);
-    assert.match(r.stderr, /hook program: 1:\d+: .*missing_function/);
-    assert.match(r.stdout, /^Once upon a time, there/);
+    assert.equal(r.code, 1);
+    assert.match(r.stderr, new RegExp(`^${hook}:2:\\d+: .*missing_function`, "m"));
+    assert.equal(r.stdout, "", "nothing was generated");
+    // A hook whose main() traps stops the same way, naming the file.
+    writeFileSync(hook, "int main() {\n  int *p = 0;\n  return 10 / (p - p);\n}\n");
+    const trap = ruffian("run", "-p", "Once upon a time", "--hook", hook, "-n", "4");
+    assert.equal(trap.code, 1);
+    assert.match(trap.stderr, new RegExp(`^${hook}:3:\\d+: .*division by zero`, "m"));
+    assert.equal(trap.stdout, "");
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -105,6 +111,9 @@ test("run with a hook that does not compile reports it and still generates", () 
 
 test("run rejects a bad option value with a message naming it", () => {
   const r = ruffian("run", "-p", "x", "--max-tokens", "zero");
-  assert.equal(r.code, 1);
-  assert.match(r.stderr, /--max-tokens must be an integer ≥ 1, got 'zero'/);
+  assert.equal(r.code, 2);
+  assert.match(
+    r.stderr,
+    /'-n, --max-tokens <n>' argument 'zero' is invalid\. expected an integer ≥ 1/,
+  );
 });

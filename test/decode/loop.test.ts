@@ -7,7 +7,7 @@ import { openEngine } from "../../src/engine/open.js";
 import { storiesModelPath } from "../../src/paths.js";
 import { DecodeLoop, type GenerationRequest } from "../../src/decode/loop.js";
 import type { DecodeEvent } from "../../src/decode/events.js";
-import { entropyNats, topKInto } from "../../src/decode/sampler.js";
+import { entropyNats, softmax, sortedIds } from "./reference.js";
 import { createLiveVm } from "../../src/decode/sequence.js";
 import { continuationTokens } from "../../src/decode/continuation.js";
 import { ensureRandomModel } from "../../src/nano/random-model.js";
@@ -183,9 +183,8 @@ test("intrinsics read the live distribution exactly as computed from the full lo
   engine.decode([{ seq: 1, tokens: prompt }]);
   const ref = Float32Array.from(engine.logits(1));
   engine.truncate(1, 0);
-  const ids = new Int32Array(5);
-  const probs = new Float32Array(5);
-  topKInto(ref, 5, ids, probs);
+  const ids = sortedIds(ref).slice(0, 5);
+  const probs = ids.map((id) => softmax(ref)[id]!);
   let argmax = 0;
   for (let i = 1; i < ref.length; i++) if (ref[i]! > ref[argmax]!) argmax = i;
 
@@ -228,8 +227,7 @@ int main() { hook_set("suppress", 1); return 0; }`;
   // The chosen token is the reference's second choice.
   engine.truncate(1, 0);
   engine.decode([{ seq: 1, tokens: engine.tokenize(PROMPT, { addSpecial: true }) }]);
-  const ids = new Int32Array(2);
-  topKInto(engine.logits(1), 2, ids, new Float32Array(2));
+  const ids = sortedIds(engine.logits(1)).slice(0, 2);
   engine.truncate(1, 0);
   assert.equal(first.id, ids[1]);
 });
@@ -486,14 +484,6 @@ function hookLog(events: DecodeEvent[], hook: string): string {
     JSON.stringify(events.filter((e) => e.type !== "token")),
   );
   return log.text;
-}
-
-function softmax(l: Float32Array): Float64Array {
-  let max = -Infinity;
-  for (const x of l) max = Math.max(max, x);
-  let z = 0;
-  for (const x of l) z += Math.exp(x - max);
-  return Float64Array.from(l, (x) => Math.exp(x - max) / z);
 }
 
 test("temperature, mask_below and top_p reshape the distribution as the reference does", async () => {

@@ -2,16 +2,9 @@
 // direct formulas, plus a frequency test of the draws.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import {
-  Rng,
-  Sampler,
-  argmax,
-  entropyNats,
-  nucleus,
-  selectLargest,
-  tokenProbability,
-  topKInto,
-} from "../../src/decode/sampler.js";
+import { Rng, Sampler, argmax, nucleus, selectLargest } from "../../src/decode/sampler.js";
+import { LogitState } from "../../src/decode/logit-state.js";
+import { entropyNats } from "./reference.js";
 
 /** Test-side generator (mulberry32), independent of the one under test. */
 function testRandom(seed: number): () => number {
@@ -254,31 +247,39 @@ test("sampled frequencies match the softmax probabilities", () => {
   }
 });
 
-test("entropy, probability and top-k helpers against direct computation", () => {
+test("entropy, probability and top-k of LogitState against direct computation", () => {
   for (let seed = 1; seed <= 10; seed++) {
     const logits = randomLogits(5000, seed, 5);
     const probs = softmax(logits);
     const direct = -probs.reduce((acc, p) => acc + (p > 0 ? p * Math.log(p) : 0), 0);
-    assert.ok(Math.abs(entropyNats(logits) - direct) < 1e-6, `${entropyNats(logits)} vs ${direct}`);
-    for (const id of [0, 17, 4999])
-      assert.ok(Math.abs(tokenProbability(logits, id) - probs[id]!) < 1e-9);
-    const ids = new Int32Array(10);
-    const ps = new Float32Array(10);
-    assert.equal(topKInto(logits, 10, ids, ps), 10);
+    const state = new LogitState(5000);
+    state.load(logits);
+    assert.ok(Math.abs(state.entropy() - direct) < 1e-6, `${state.entropy()} vs ${direct}`);
+    assert.ok(Math.abs(entropyNats(logits) - direct) < 1e-9, "the test's own reference agrees");
+    for (const id of [0, 17, 4999]) assert.ok(Math.abs(state.probability(id) - probs[id]!) < 1e-9);
     const order = sortedIds(logits).slice(0, 10);
-    assert.deepEqual([...ids], order);
-    order.forEach((id, i) => assert.ok(Math.abs(ps[i]! - probs[id]!) < 1e-6));
+    order.forEach((id, rank) => {
+      assert.equal(state.topToken(rank), id);
+      assert.ok(Math.abs(state.topProb(rank) - probs[id]!) < 1e-9);
+    });
   }
-  assert.ok(Math.abs(entropyNats(new Float32Array(64)) - Math.log(64)) < 1e-9);
+  const uniform = new LogitState(64);
+  uniform.load(new Float32Array(64));
+  assert.ok(Math.abs(uniform.entropy() - Math.log(64)) < 1e-9);
   const oneHot = new Float32Array(8).fill(-Infinity);
   oneHot[3] = 0;
-  assert.equal(entropyNats(oneHot), 0);
-  // Fewer slots than k: fills what fits. Ties keep the lower id first.
-  const flat = new Float32Array(6);
-  const ids = new Int32Array(3);
-  assert.equal(topKInto(flat, 10, ids, new Float32Array(3)), 3);
-  assert.deepEqual([...ids], [0, 1, 2]);
-  assert.throws(() => tokenProbability(flat, 6), /outside the vocabulary/);
+  const hot = new LogitState(8);
+  hot.load(oneHot);
+  assert.equal(hot.entropy(), 0);
+  // Fewer tokens than ranks: only the finite ones rank. Ties keep the lower id first.
+  const flat = new LogitState(6);
+  flat.load(new Float32Array(6));
+  assert.deepEqual(
+    [0, 1, 2, 3, 4, 5].map((r) => flat.topToken(r)),
+    [0, 1, 2, 3, 4, 5],
+  );
+  assert.throws(() => flat.topToken(6), /outside 0..5/);
+  assert.throws(() => flat.probability(6), /outside the vocabulary/);
 });
 
 test("bad input is rejected with a clear message", () => {

@@ -23,20 +23,29 @@ test("the seed's other examples: mod, comparisons, nesting", () => {
   assert.equal(text("(* (+ 2 3) (- 10 4))"), "30");
 });
 
-test("fib defined in one region is callable from the next region of the same session", () => {
+test("a function defined in one region is callable from the next region of the same session", () => {
   const session = new LispSession();
-  const define = session.run(`(define (fib n)
-        (if (< n 2) n
-          (+ (fib (- n 1))
-             (fib (- n 2)))))`);
+  const define = session.run(`(define (tri n)
+        (if (< n 1) 0
+          (+ n (tri (- n 1)))))`);
   assert.ok(define.ok);
-  assert.equal(define.text, "fib");
-  assert.deepEqual(define.value, { ctype: "symbol", value: "fib" });
-  const call = session.run("(fib 10)");
+  assert.equal(define.text, "tri");
+  assert.deepEqual(define.value, { ctype: "symbol", value: "tri" });
+  const call = session.run("(tri 10)");
   assert.equal(injectionText(call), "55");
   // A fresh session does not see it.
-  const other = new LispSession().run("(fib 10)");
-  assert.equal(injectionText(other), "error: unbound variable 'fib' at 1:2");
+  const other = new LispSession().run("(tri 10)");
+  assert.equal(injectionText(other), "error: unbound variable 'tri' at 1:2");
+});
+
+test("every session starts with fact and fib, as the docs use them, and may redefine them", () => {
+  const session = new LispSession();
+  assert.equal(injectionText(session.run("(fib 10)")), "55");
+  assert.equal(injectionText(session.run("(fact 20)")), "2432902008176640000");
+  assert.equal(injectionText(session.run("(fib 0)")), "0");
+  session.run("(define (fib n) (* n 100))");
+  assert.equal(injectionText(session.run("(fib 3)")), "300");
+  assert.equal(injectionText(new LispSession().run("(fib 3)")), "2");
 });
 
 test("(fact 30) is the exact 33-digit integer", () => {
@@ -114,11 +123,27 @@ test("definitions made before a failure stay in the session", () => {
 test("stats report read time, run time, steps and a memory estimate", () => {
   const outcome = success("(define xs (iota 1000)) (length xs)");
   assert.equal(outcome.text, "1000");
-  assert.ok(outcome.stats.compileMs >= 0 && outcome.stats.runMs >= 0);
+  assert.ok(outcome.stats.compileMs > 0 && outcome.stats.runMs > 0);
   assert.ok(outcome.stats.instructions >= 1000, "iota and length charge per element");
   // 1000 live pairs at the estimate's 32 bytes each.
   assert.ok(outcome.stats.memoryBytes >= 32_000, `memoryBytes ${outcome.stats.memoryBytes}`);
   assert.equal(outcome.outputTruncated, false);
+});
+
+test("run time measures the evaluation: more work takes longer, within the call's own time", () => {
+  const session = new LispSession();
+  const timed = (source: string) => {
+    const t0 = performance.now();
+    const outcome = session.run(source);
+    const wall = performance.now() - t0;
+    assert.ok(outcome.ok, source);
+    assert.ok(outcome.stats.compileMs + outcome.stats.runMs <= wall, source);
+    return outcome.stats;
+  };
+  const light = timed("(+ 1 2)");
+  const heavy = timed("(let loop ((i 0) (s 0)) (if (= i 300000) s (loop (+ i 1) (+ s i))))");
+  assert.ok(heavy.runMs > light.runMs, `${heavy.runMs} ms vs ${light.runMs} ms`);
+  assert.ok(heavy.instructions > 100 * light.instructions);
 });
 
 test("an empty region succeeds with empty text", () => {

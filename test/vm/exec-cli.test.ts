@@ -1,5 +1,5 @@
-// `ruffian exec` as a process: -e, files, stdin, --json, --stats and error reporting. Runs the
-// compiled command module in a child node (the lead wires it into bin/ruffian.js).
+// `ruffian exec` as a user runs it (a child process of bin/ruffian.js): -e, files, stdin, --json,
+// --stats, error reporting and the exit-code contract.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
@@ -8,7 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { packageRoot } from "../../src/paths.js";
 
-const execModule = join(packageRoot, "dist", "src", "cli", "commands", "exec.js");
+const bin = join(packageRoot, "bin", "ruffian.js");
 
 function exec(
   args: {
@@ -21,13 +21,14 @@ function exec(
   },
   input?: string,
 ) {
-  const { file, ...opts } = args;
-  const script = `import { execCommand } from ${JSON.stringify(execModule)};
-process.exitCode = await execCommand(${JSON.stringify(file)}, ${JSON.stringify({ lang: "c", ...opts })});`;
-  const r = spawnSync(process.execPath, ["--input-type=module", "-e", script], {
-    input: input ?? "",
-    encoding: "utf8",
-  });
+  const argv = ["exec"];
+  if (args.file !== undefined) argv.push(args.file);
+  if (args.expr !== undefined) argv.push("-e", args.expr);
+  if (args.lang !== undefined) argv.push("--lang", args.lang);
+  if (args.profile !== undefined) argv.push("--profile", args.profile);
+  if (args.stats) argv.push("--stats");
+  if (args.json) argv.push("--json");
+  const r = spawnSync(process.execPath, [bin, ...argv], { input: input ?? "", encoding: "utf8" });
   return { code: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
@@ -77,15 +78,18 @@ test("--json prints the whole outcome, --stats prints statistics to stderr", () 
 
 test("--profile is validated and applied", () => {
   const bad = exec({ expr: "1", profile: "enormous" });
-  assert.equal(bad.code, 1);
-  assert.match(bad.stderr, /unknown profile 'enormous'/);
+  assert.equal(bad.code, 2);
+  assert.match(bad.stderr, /argument 'enormous' is invalid\. Allowed choices are tiny, small/);
   const tiny = exec({ expr: "while (1) {}", profile: "tiny" });
   assert.equal(tiny.code, 1);
-  assert.equal(tiny.stderr, "<expr>: instruction limit exceeded\n");
+  assert.match(
+    tiny.stderr,
+    /^<expr>:1:1: instruction limit exceeded \(1000000 instructions; raise/,
+  );
 });
 
 test("other languages are loaded on demand; unknown ones are refused", () => {
   const r = exec({ expr: "1", lang: "cobol" });
-  assert.equal(r.code, 1);
-  assert.match(r.stderr, /unknown language 'cobol'/);
+  assert.equal(r.code, 2);
+  assert.match(r.stderr, /argument 'cobol' is invalid\. Allowed choices are c, lisp, calc/);
 });

@@ -42,35 +42,15 @@ export function Gallery({ model }: { model: string | null }) {
     setChosen(experiment);
     setCode(experiment.code);
     run(experiment.code, prompt);
+    // The experiment's code and answer sit above the gallery: bring them into view.
+    requestAnimationFrame(() =>
+      document.getElementById("experiment-title")?.scrollIntoView({ block: "nearest" }),
+    );
   };
 
   return (
     <div class="workspace">
       <section class="main-column" aria-label="Experiments">
-        <div class="gallery">
-          {CATEGORIES.map((category) => (
-            <section key={category} class="category" aria-label={category}>
-              <h2>{category}</h2>
-              <ul>
-                {EXPERIMENTS.filter((e) => e.category === category).map((experiment) => (
-                  <li key={experiment.id}>
-                    <button
-                      type="button"
-                      class={chosen?.id === experiment.id ? "card chosen" : "card"}
-                      aria-pressed={chosen?.id === experiment.id}
-                      data-experiment={experiment.id}
-                      disabled={!model}
-                      onClick={() => pick(experiment)}
-                    >
-                      <strong>{experiment.title}</strong>
-                      <span>{experiment.summary}</span>
-                    </button>
-                  </li>
-                ))}
-              </ul>
-            </section>
-          ))}
-        </div>
         {chosen && (
           <form
             class="experiment"
@@ -79,7 +59,7 @@ export function Gallery({ model }: { model: string | null }) {
               run(code, prompt);
             }}
           >
-            <h2>{chosen.title}</h2>
+            <h2 id="experiment-title">{chosen.title}</h2>
             <label for="experiment-prompt">Prompt</label>
             <input
               id="experiment-prompt"
@@ -111,6 +91,30 @@ export function Gallery({ model }: { model: string | null }) {
             <Answer generation={generation} label="experiment answer" />
           </section>
         )}
+        <div class="gallery">
+          {CATEGORIES.map((category) => (
+            <section key={category} class="category" aria-label={category}>
+              <h2>{category}</h2>
+              <ul>
+                {EXPERIMENTS.filter((e) => e.category === category).map((experiment) => (
+                  <li key={experiment.id}>
+                    <button
+                      type="button"
+                      class={chosen?.id === experiment.id ? "card chosen" : "card"}
+                      aria-pressed={chosen?.id === experiment.id}
+                      data-experiment={experiment.id}
+                      disabled={!model}
+                      onClick={() => pick(experiment)}
+                    >
+                      <strong>{experiment.title}</strong>
+                      <span>{experiment.summary}</span>
+                    </button>
+                  </li>
+                ))}
+              </ul>
+            </section>
+          ))}
+        </div>
       </section>
       <aside class="side-column" aria-label="Live state of the experiment">
         <HookConsole generation={generation} />

@@ -60,6 +60,7 @@ export class Generation {
 
   private readonly controller = new AbortController();
   private listeners = new Set<() => void>();
+  private waiting: Array<{ token: TokenInfo; step: number; expect: string }> = [];
 
   constructor(
     readonly model: string,
@@ -138,26 +139,39 @@ export class Generation {
     }
   }
 
-  /** A chunk's text is its sampled tokens' texts, in order, then whatever the runtime injected
-   * in the same step (a region's result): the part no token accounts for. */
+  /** Text is matched to the sampled tokens in order; text that no token accounts for is what
+   * the runtime injected (a region's result). A token's logprobs may come a chunk before its
+   * text (the server holds text back while it could still become a stop string), so tokens
+   * wait in a queue until their text arrives. */
   private addText(text: string, tokens: TokenInfo[] | null): void {
-    let rest = text;
-    const base = this.tokens.length;
-    for (const [i, token] of (tokens ?? []).entries()) {
-      let take = 0;
-      while (take < token.text.length && take < rest.length && rest[take] === token.text[take])
-        take++;
-      if (take === 0 && token.text.length > 0) continue;
-      this.pieces.push({ text: rest.slice(0, take), token, step: base + i });
-      rest = rest.slice(take);
+    for (const token of tokens ?? []) {
+      this.waiting.push({ token, step: this.tokens.length, expect: token.text });
+      this.tokens.push(token);
     }
-    for (const token of tokens ?? []) this.tokens.push(token);
+    let rest = text;
+    while (rest && this.waiting.length > 0) {
+      const next = this.waiting[0]!;
+      const at = next.expect ? rest.indexOf(next.expect) : 0;
+      if (at < 0 && next.expect.startsWith(rest)) {
+        // Only the start of the token's text came in this chunk.
+        this.pieces.push({ text: rest, token: next.token, step: next.step });
+        next.expect = next.expect.slice(rest.length);
+        return;
+      }
+      this.waiting.shift();
+      // A token whose text never arrives (cut at a region's end) keeps its plot point only.
+      if (at < 0) continue;
+      if (at > 0) this.pieces.push({ text: rest.slice(0, at), token: null, step: -1 });
+      if (next.expect) this.pieces.push({ text: next.expect, token: next.token, step: next.step });
+      rest = rest.slice(at + next.expect.length);
+    }
     if (rest) this.pieces.push({ text: rest, token: null, step: -1 });
   }
 
   /** The answer loses the erased text at once; the page shows it going away backwards, 8 ms a
    * character, a long one within 1.5 s. A second rewind during the animation replaces it. */
   private rewind(note: Footnote): void {
+    this.waiting = [];
     this.pieces = erase(this.pieces, note.erased);
     this.footnotes.push(note);
     const erasing = { text: note.erased, shown: note.erased.length, at: this.pieces.length };

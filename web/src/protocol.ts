@@ -21,8 +21,8 @@ export interface TokenInfo {
 }
 
 export type StreamUpdate =
-  /** Text in the answer. `tokens` is null for text the runtime injected (results), which was
-   * never sampled. */
+  /** Text in the answer and the sampled tokens the chunk reports (null: none). Text no token
+   * accounts for was injected by the runtime (results); a token's text may come later. */
   | { kind: "text"; text: string; tokens: TokenInfo[] | null }
   | { kind: "hook"; seq: number; step: number; hook: string; text: string; error: boolean }
   | {
@@ -164,8 +164,8 @@ export function updatesOf(chunk: ChatChunk): StreamUpdate[] {
   }
   const choice = chunk.choices?.[0];
   const content = choice?.delta?.content ?? "";
-  if (content) {
-    const entries = choice?.logprobs?.content ?? null;
+  const entries = choice?.logprobs?.content ?? null;
+  if (content || (entries && entries.length > 0)) {
     const extras = extensionTokens(chunk.ruffian);
     const tokens =
       entries && entries.length > 0 ? entries.map((e, i) => tokenInfo(e, extras[i])) : null;

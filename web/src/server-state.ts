@@ -37,10 +37,12 @@ function detailOf(entry: Record<string, unknown>): string {
   };
   const params = pick("parameters", "n_params", "params");
   const bytes = pick("size", "bytes", "sizeBytes", "fileBytes");
-  const ctx = pick("contextSize", "n_ctx", "context", "ctx");
+  const ctx = pick("slotContext", "contextSize", "n_ctx", "context", "ctx");
+  const vocab = pick("vocabulary", "n_vocab");
   const parts: string[] = [];
   if (params !== null) parts.push(`${compact(params)} parameters`);
   if (bytes !== null) parts.push(`${(bytes / 1e6).toFixed(1)} MB`);
+  if (vocab !== null) parts.push(`vocabulary ${vocab}`);
   if (ctx !== null) parts.push(`context ${ctx}`);
   return parts.join(" · ");
 }

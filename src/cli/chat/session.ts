@@ -1,5 +1,6 @@
 // The state of one chat: the conversation, the live VM session the model's regions and /exec
 // share, the hooks in play, and how each turn's prompt is built for the model's prompt style.
+import { HookError } from "../../api/hook-error.js";
 import type { ChatMessage, Engine } from "../../engine/types.js";
 import { DecodeLoop } from "../../decode/loop.js";
 import type { DecodeEvent, DoneEvent, GenerationStats } from "../../decode/events.js";
@@ -8,6 +9,7 @@ import { createLiveVm, type LiveVm } from "../../decode/sequence.js";
 import type { SamplerOptions } from "../../decode/sampler.js";
 import type { VmOutcome } from "../../vm/result.js";
 import { builtinSystemPrompt, fewShotPrefix, DEFAULT_FEW_SHOT } from "./system-prompt.js";
+import type { ControlVector } from "../../steer/control-vector.js";
 
 export interface ChatSettings {
   maxTokens: number;
@@ -17,6 +19,8 @@ export interface ChatSettings {
   /** Worked examples: in the built-in system prompt, or as a prefix for plain models. */
   fewShot?: number;
   inject: boolean;
+  /** Control vectors VM code may cvec_load by name (from --control-vector). */
+  vectors?: ReadonlyMap<string, ControlVector>;
 }
 
 /** A hook function in play: how many more tokens it will be called for. */
@@ -99,6 +103,16 @@ export class ChatSession {
     this.lastEntropy = NaN;
   }
 
+  /**
+   * Arms a hook program for the next generation after checking that it compiles against this
+   * chat's VM session; a program that does not compile throws a HookError naming `file`.
+   */
+  loadHook(file: string, source: string): void {
+    const error = this.live.session.check(source);
+    if (error) throw new HookError(file, error);
+    this.pendingHook = { file, source };
+  }
+
   /** Runs C typed by the user in the session the model's regions use. */
   exec(source: string): VmOutcome {
     const outcome = this.live.session.run(source);
@@ -175,6 +189,7 @@ export class ChatSession {
           inject: this.settings.inject,
           live: this.live,
           reusePrefix: true,
+          vectors: this.settings.vectors,
         },
       ])) {
         this.observe(ev);

@@ -122,7 +122,12 @@ function hookCommand(arg: string, session: ChatSession, view: ChatView): void {
     );
     return;
   }
-  session.pendingHook = { file: arg, source };
+  try {
+    session.loadHook(arg, source);
+  } catch (err) {
+    view.error((err as Error).message);
+    return;
+  }
   view.note(`hook program ${basename(arg)} loaded: its main() runs before your next message`);
 }
 

@@ -3,56 +3,48 @@
 // for pipes and scripts.
 import { readFileSync } from "node:fs";
 import { nanoModelPath } from "../../paths.js";
-import { parseIntOption, parseNumberOption } from "../options.js";
+import type { ModelOptionValues } from "../options.js";
+import { HookError } from "../../api/hook-error.js";
+import { ReportedFailure } from "../errors.js";
 import { ChatSession, type ChatSettings } from "../chat/session.js";
 import { PlainView, TtyView, type ChatView } from "../chat/view.js";
 import { pipeLoop, ttyLoop } from "../chat/repl.js";
 import { openModelWithProgress } from "../chat/loading.js";
 import { modelCacheDir } from "./models.js";
 import { basename } from "node:path";
+import { applyVectorArguments } from "../../steer/vector-args.js";
 
-export interface ChatOptions {
-  model?: string;
+export interface ChatOptions extends ModelOptionValues {
   system?: string;
-  fewShot?: string;
+  fewShot?: number;
   /** false with --no-tty: plain output even on a terminal. */
   tty?: boolean;
-  maxTokens?: string;
-  temp?: string;
-  seed?: string;
+  maxTokens?: number;
+  temp?: number;
+  seed?: number;
   hook?: string;
   /** false with --no-inject. */
   inject?: boolean;
   /** Model cache folder for hf: URIs. */
   modelsDir?: string;
-  /** auto, cpu, cuda, vulkan or metal. */
-  device?: string;
+  controlVector?: string[];
 }
-
-const DEVICES = ["auto", "cpu", "cuda", "vulkan", "metal"] as const;
-type Device = (typeof DEVICES)[number];
 
 export async function chatCommand(opts: ChatOptions = {}): Promise<number> {
   let settings: ChatSettings;
   let hookSource: string | undefined;
   try {
     settings = {
-      maxTokens: parseIntOption("--max-tokens", opts.maxTokens ?? "256", 1),
-      sampling: {
-        temperature: parseNumberOption("--temp", opts.temp ?? "0", 0),
-        seed: opts.seed !== undefined ? parseIntOption("--seed", opts.seed, 0) : 0,
-      },
-      fewShot:
-        opts.fewShot !== undefined ? parseIntOption("--few-shot", opts.fewShot, 0) : undefined,
+      maxTokens: opts.maxTokens ?? 256,
+      sampling: { temperature: opts.temp ?? 0, seed: opts.seed ?? 0 },
+      fewShot: opts.fewShot,
       system: opts.system !== undefined ? readText("--system", opts.system) : undefined,
       inject: opts.inject !== false,
     };
     if (opts.hook !== undefined) hookSource = readText("--hook", opts.hook);
-    if (opts.device !== undefined && !DEVICES.includes(opts.device as Device))
-      throw new Error(`--device must be one of ${DEVICES.join(", ")}, got '${opts.device}'`);
   } catch (err) {
     process.stderr.write(`ruffian chat: ${(err as Error).message}\n`);
-    return 2;
+    return 1;
   }
 
   const interactive =
@@ -61,7 +53,8 @@ export async function chatCommand(opts: ChatOptions = {}): Promise<number> {
   try {
     engine = await openModelWithProgress(opts.model ?? nanoModelPath, {
       directory: modelCacheDir(opts.modelsDir),
-      device: opts.device as Device | undefined,
+      device: opts.device,
+      threads: opts.threads,
       showProgress: interactive && process.stderr.isTTY === true,
     });
   } catch (err) {
@@ -69,8 +62,22 @@ export async function chatCommand(opts: ChatOptions = {}): Promise<number> {
     return 1;
   }
   try {
+    settings.vectors = applyVectorArguments(opts.controlVector, engine);
+  } catch (err) {
+    process.stderr.write(`ruffian chat: ${(err as Error).message}\n`);
+    engine.dispose();
+    return 1;
+  }
+  try {
     const session = new ChatSession(engine, settings);
-    if (hookSource !== undefined) session.pendingHook = { file: opts.hook!, source: hookSource };
+    if (hookSource !== undefined) {
+      try {
+        session.loadHook(opts.hook!, hookSource);
+      } catch (err) {
+        if (err instanceof HookError) throw new ReportedFailure(err.message);
+        throw err;
+      }
+    }
     const io = { input: process.stdin, output: process.stdout };
     if (!interactive)
       return await pipeLoop(session, new PlainView(process.stdout, process.stderr), io);

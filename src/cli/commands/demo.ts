@@ -9,12 +9,12 @@ import { DecodeLoop, type GenerationRequest } from "../../decode/loop.js";
 import type { DecodeEvent, TokenEvent } from "../../decode/events.js";
 import { promptStyle, renderPrompt, stopStrings } from "../../decode/prompt.js";
 import { paint } from "../style.js";
-import { parseIntOption } from "../options.js";
+import type { ModelOptionValues } from "../options.js";
 
-export interface DemoOptions {
-  model?: string;
+export interface DemoOptions extends ModelOptionValues {
   prompt: string;
-  maxTokens: string;
+  maxTokens: number;
+  /** One of PARTS (commander checks the choice). */
   part?: string;
 }
 
@@ -60,13 +60,14 @@ function showConsole(lines: string[]): string {
 }
 
 export async function demoCommand(opts: DemoOptions): Promise<void> {
-  const maxTokens = parseIntOption("--max-tokens", opts.maxTokens, 1);
-  if (opts.part !== undefined && !PARTS.includes(opts.part as Part)) {
-    throw new Error(`--part must be one of ${PARTS.join(", ")}, got '${opts.part}'`);
-  }
+  const maxTokens = opts.maxTokens;
   const parts: Part[] = opts.part ? [opts.part as Part] : [...PARTS];
   const modelPath = opts.model ?? defaultModelPath;
-  const engine = await openEngine(modelPath, { contextSize: 1024 });
+  const engine = await openEngine(modelPath, {
+    contextSize: 1024,
+    device: opts.device,
+    threads: opts.threads,
+  });
   const w = (s: string) => process.stdout.write(s);
   try {
     const caps = engine.capabilities;

@@ -2,7 +2,9 @@
 // (--table) the with-VM / injection-off / direct-baseline comparison as a Markdown table;
 // --few-shot sweeps the number of worked examples on any model; --compare runs in-band, tool
 // calls and direct answers side by side with their cost per answer.
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { closeSync, existsSync, readFileSync, writeFileSync } from "node:fs";
+import { openOutputFile } from "../files.js";
+import { UsageError } from "../errors.js";
 import { join } from "node:path";
 import cliProgress from "cli-progress";
 import { openEngine } from "../../engine/open.js";
@@ -17,14 +19,13 @@ import {
 import { fewShotTable, parseShotCounts, runFewShot } from "../../eval/few-shot.js";
 import { lineChart } from "../../eval/svg-chart.js";
 import { compareModes, comparePlot, compareTable, type CompareMode } from "../../eval/compare.js";
-import { parseIntOption } from "../options.js";
 
 export interface EvalCommandOptions {
   model?: string;
   set?: string;
-  limit?: string;
-  parallel: string;
-  maxTokens: string;
+  limit?: number;
+  parallel: number;
+  maxTokens: number;
   inject?: boolean;
   json?: string;
   table?: boolean;
@@ -122,12 +123,12 @@ function progress(label: string, done: number, total: number): void {
 
 async function fewShotCommand(
   opts: EvalCommandOptions,
+  shots: readonly number[],
   model: string,
   questions: readonly EvalQuestion[],
   parallel: number,
   maxTokens: number,
 ): Promise<number> {
-  const shots = parseShotCounts(opts.fewShot!);
   const engine = await openEngine(model, {
     sequences: parallel,
     contextSize: 4096 * parallel,
@@ -216,19 +217,29 @@ async function compareCommand(
   return 0;
 }
 
+/** Runs an option parser, reporting its complaint as a usage error (exit status 2). */
+function usage<T>(parse: () => T): T {
+  try {
+    return parse();
+  } catch (err) {
+    throw new UsageError((err as Error).message);
+  }
+}
+
 export async function evalCommand(opts: EvalCommandOptions): Promise<number> {
-  const parallel = parseIntOption("--parallel", opts.parallel, 1);
-  const maxTokens = parseIntOption("--max-tokens", opts.maxTokens, 1);
-  if (opts.questions && opts.set) throw new Error("give --questions or --set, not both");
-  let questions = readQuestions(opts.questions ?? opts.set ?? DEFAULT_EVAL_SET);
-  if (opts.limit) questions = questions.slice(0, parseIntOption("--limit", opts.limit, 1));
-  const model = opts.model ?? nanoModelPath;
+  const { parallel, maxTokens } = opts;
+  if (opts.questions && opts.set) throw new UsageError("give --questions or --set, not both");
   if ([opts.fewShot !== undefined, opts.compare, opts.table].filter(Boolean).length > 1) {
-    throw new Error("--few-shot, --compare and --table are separate runs: give one");
+    throw new UsageError("--few-shot, --compare and --table are separate runs: give one");
   }
-  if (opts.fewShot !== undefined) {
-    return fewShotCommand(opts, model, questions, parallel, maxTokens);
-  }
+  const shots =
+    opts.fewShot !== undefined ? usage(() => parseShotCounts(opts.fewShot!)) : undefined;
+  if (opts.json !== undefined) closeSync(openOutputFile("--json", opts.json));
+  if (opts.plot !== undefined) closeSync(openOutputFile("--plot", opts.plot));
+  let questions = readQuestions(opts.questions ?? opts.set ?? DEFAULT_EVAL_SET);
+  if (opts.limit !== undefined) questions = questions.slice(0, opts.limit);
+  const model = opts.model ?? nanoModelPath;
+  if (shots) return fewShotCommand(opts, shots, model, questions, parallel, maxTokens);
   if (opts.compare) return compareCommand(opts, questions, maxTokens);
   if (!opts.table) {
     const inject = opts.inject !== false;

@@ -1,7 +1,8 @@
 // `ruffian exec`: runs a C (or Lisp, CALC) program from a file, standard input or -e in the
 // sandboxed VM and prints its result; errors go to stderr as file:line:col: message.
 import { readFileSync } from "node:fs";
-import { PROFILES, runC, type VmOutcome, type VmProfileName } from "../../vm/index.js";
+import { UsageError } from "../errors.js";
+import { runC, type VmOutcome, type VmProfileName } from "../../vm/index.js";
 
 export interface ExecOptions {
   expr?: string;
@@ -9,6 +10,8 @@ export interface ExecOptions {
   profile?: string;
   stats?: boolean;
   json?: boolean;
+  /** Signed overflow wraps (gcc -fwrapv) instead of trapping. */
+  fwrapv?: boolean;
 }
 
 type Runner = (source: string) => VmOutcome;
@@ -24,10 +27,11 @@ async function runnerFor(
   lang: string,
   profile: VmProfileName | undefined,
   programName: string,
+  wrapv: boolean,
 ): Promise<Runner | string> {
   switch (lang) {
     case "c":
-      return (src) => runC(src, { profile, programName });
+      return (src) => runC(src, { profile, programName, wrapv });
     case "lisp":
       try {
         const modulePath = "../../lisp/index.js";
@@ -58,16 +62,19 @@ export async function execCommand(file: string | undefined, opts: ExecOptions): 
     process.stderr.write(`ruffian: ${msg}\n`);
     return 1;
   };
-  if (opts.profile !== undefined && !(opts.profile in PROFILES))
-    return err(`unknown profile '${opts.profile}' (use ${Object.keys(PROFILES).join(", ")})`);
   const profile = opts.profile as VmProfileName | undefined;
 
   let source: string;
   let name: string;
   if (opts.expr !== undefined) {
-    if (file !== undefined) return err("give either a file or -e, not both");
+    if (file !== undefined) throw new UsageError("exec: give either a file or -e, not both");
     source = opts.expr;
     name = "<expr>";
+  } else if (file === undefined && process.stdin.isTTY) {
+    // Nothing to read but a terminal: waiting silently for a program would look like a hang.
+    throw new UsageError(
+      "exec: no program given\nusage: ruffian exec FILE | ruffian exec - < FILE | ruffian exec -e CODE  (--help for more)",
+    );
   } else if (file === undefined || file === "-") {
     source = await readStdin();
     name = "<stdin>";
@@ -80,7 +87,7 @@ export async function execCommand(file: string | undefined, opts: ExecOptions): 
     name = file;
   }
 
-  const runner = await runnerFor(opts.lang, profile, name);
+  const runner = await runnerFor(opts.lang, profile, name, opts.fwrapv ?? false);
   if (typeof runner === "string") return err(runner);
   const outcome = runner(source);
 

@@ -1,68 +1,84 @@
 // `ruffian run`: one generation with the VM in the loop, streamed to the terminal; the event
-// stream can also be written as JSON lines for other tools.
-import { readFileSync, createWriteStream } from "node:fs";
-import { openEngine } from "../../engine/open.js";
-import { DecodeLoop } from "../../decode/loop.js";
-import { promptStyle, renderPrompt, stopStrings } from "../../decode/prompt.js";
+// stream can also be written as JSON lines for other tools. Built on the public API (src/index.ts).
+import { closeSync, writeSync } from "node:fs";
+import { openOutputFile, readOptionFile } from "../files.js";
+import { loadModel, type Model } from "../../api/model.js";
+import { HookError } from "../../api/hook-error.js";
 import { defaultModelPath } from "../../paths.js";
 import { StreamPrinter } from "../render.js";
 import { paint } from "../style.js";
-import { parseIntOption, parseNumberOption } from "../options.js";
+import { ReportedFailure, UsageError } from "../errors.js";
+import type { ModelOptionValues } from "../options.js";
+import { applyVectorArguments } from "../../steer/vector-args.js";
 
-export interface RunOptions {
-  model?: string;
+export interface RunOptions extends ModelOptionValues {
   prompt?: string;
   hook?: string;
-  maxTokens?: string;
-  temp?: string;
-  topK?: string;
-  topP?: string;
-  seed?: string;
+  maxTokens: number;
+  temp: number;
+  topK?: number;
+  topP?: number;
+  seed?: number;
   events?: string;
   raw?: boolean;
   inject?: boolean;
   stats?: boolean;
+  controlVector?: string[];
 }
 
 export async function runCommand(opts: RunOptions): Promise<number> {
-  if (opts.prompt === undefined) throw new Error("--prompt is required");
-  const maxTokens = parseIntOption("--max-tokens", opts.maxTokens ?? "128", 1);
-  const temperature = parseNumberOption("--temp", opts.temp ?? "0", 0);
-  const sampling = {
-    temperature,
-    topK: opts.topK ? parseIntOption("--top-k", opts.topK, 0) : 0,
-    topP: opts.topP ? parseNumberOption("--top-p", opts.topP, 0) : 1,
-    seed: opts.seed ? parseIntOption("--seed", opts.seed, 0) : 0,
-  };
-  const hook = opts.hook !== undefined ? readFileSync(opts.hook, "utf8") : undefined;
-  const engine = await openEngine(opts.model ?? defaultModelPath, { download: false });
+  if (opts.prompt === undefined)
+    throw new UsageError("run: missing required option '-p, --prompt <text>'");
+  const hook = opts.hook !== undefined ? readOptionFile("--hook", opts.hook) : undefined;
+  const eventsFd = opts.events !== undefined ? openOutputFile("--events", opts.events) : undefined;
+  let model: Model | undefined;
   try {
-    const style = opts.raw ? "plain" : promptStyle(engine);
-    const prompt =
-      style === "plain"
-        ? opts.prompt
-        : renderPrompt(engine, [{ role: "user", content: opts.prompt }]);
-    const events = opts.events ? createWriteStream(opts.events) : undefined;
-    const printer = new StreamPrinter({ out: process.stdout, console: process.stderr });
-    const loop = new DecodeLoop(engine);
-    if (style === "plain") process.stdout.write(paint.bold(opts.prompt));
-    for await (const ev of loop.run([
-      {
-        prompt,
-        maxTokens,
-        sampling,
+    model = await loadModel(opts.model ?? defaultModelPath, {
+      device: opts.device,
+      threads: opts.threads,
+    });
+    const vectors = applyVectorArguments(opts.controlVector, model.engine);
+    const plain = opts.raw === true || model.promptStyle === "plain";
+    let events;
+    try {
+      events = model.generate({
+        prompt: opts.prompt,
+        format: opts.raw ? "plain" : "auto",
+        maxTokens: opts.maxTokens,
+        sampling: {
+          temperature: opts.temp,
+          topK: opts.topK ?? 0,
+          topP: opts.topP ?? 1,
+          seed: opts.seed ?? 0,
+        },
         hook,
-        stop: stopStrings(style),
+        hookName: opts.hook,
         inject: opts.inject !== false,
-      },
-    ])) {
-      printer.handle(ev);
-      events?.write(
-        JSON.stringify(ev, (_k, v: unknown) => (typeof v === "bigint" ? v.toString() : v)) + "\n",
-      );
+        vectors,
+      });
+    } catch (err) {
+      if (err instanceof HookError) throw new ReportedFailure(err.message);
+      throw err;
+    }
+    const printer = new StreamPrinter({ out: process.stdout, console: process.stderr });
+    let started = false;
+    try {
+      for await (const ev of events) {
+        if (!started && plain) process.stdout.write(paint.bold(opts.prompt));
+        started = true;
+        printer.handle(ev);
+        if (eventsFd !== undefined)
+          writeSync(
+            eventsFd,
+            JSON.stringify(ev, (_k, v: unknown) => (typeof v === "bigint" ? v.toString() : v)) +
+              "\n",
+          );
+      }
+    } catch (err) {
+      if (err instanceof HookError) throw new ReportedFailure(err.message);
+      throw err;
     }
     process.stdout.write("\n");
-    if (events) await new Promise<void>((r) => events.end(() => r()));
     const done = printer.done[0];
     if (done && opts.stats) {
       const s = done.stats;
@@ -73,8 +89,15 @@ export async function runCommand(opts: RunOptions): Promise<number> {
         ),
       );
     }
+    if (done?.reason === "context-full") {
+      process.stderr.write(
+        `ruffian: the context (${model.engine.capabilities.contextSize} tokens) filled up before the generation ended\n`,
+      );
+      return 1;
+    }
     return 0;
   } finally {
-    engine.dispose();
+    if (eventsFd !== undefined) closeSync(eventsFd);
+    model?.dispose();
   }
 }

@@ -31,8 +31,9 @@ export interface LlamaEngineOptions {
   device?: DeviceChoice;
   /** llama.cpp threads (default: defaultThreadCount(), from the real core count). */
   threads?: number;
-  /** KV cells shared by all sequences (default: the model's training context, at most 4096). */
-  contextSize?: number;
+  /** KV cells shared by all sequences (default: the model's training context, at most 4096);
+   * a function gets the training context (0 when unknown) and answers the size. */
+  contextSize?: number | ((trainContext: number) => number);
   /** Most tokens per llama_decode (default 512); longer inputs are split. */
   batchSize?: number;
   /** Number of sequences the context holds (default 1). */
@@ -78,6 +79,12 @@ function checkModelFile(path: string): void {
       "not-gguf",
       `not a GGUF model file: ${path} (starts with ${JSON.stringify(head.toString("latin1", 0, Math.min(read, 4)))}, expected "GGUF")`,
     );
+}
+
+function argmax(values: Float32Array): number {
+  let best = 0;
+  for (let i = 1; i < values.length; i++) if (values[i]! > values[best]!) best = i;
+  return best;
 }
 
 function utf8(buf: Buffer, length: number): string {
@@ -156,6 +163,14 @@ export class LlamaEngine implements Engine {
   private readonly recordings = new Map<number, SequenceRecordings>();
   private readonly lengths: Int32Array;
   private steering: PendingSteer[] = [];
+  /** Control vectors applied through the graph tap, per sequence (persistent edits). */
+  private readonly vectorSteers = new Map<number, PendingSteer[]>();
+  /** Whether llama.cpp's own control vector (llama_set_adapter_cvec) is set on the context. */
+  private nativeVector = false;
+  /** The control vector of each sequence, as given to setControlVector. */
+  private readonly vectorOf = new Map<number, ReadonlyMap<number, Float32Array>>();
+  /** Logits copied aside by lookahead(), served by logits() until the next decode. */
+  private readonly restoredLogits = new Map<number, Float32Array>();
   /** Batch index of each sequence's logits row in the last llama_decode. */
   private logitRows = new Map<number, number>();
   private readonly logitViews = new Map<bigint, Float32Array>();
@@ -200,7 +215,10 @@ export class LlamaEngine implements Engine {
     const trainCtx = api.llama_model_n_ctx_train(modelPtr);
     this.shape = { nLayer, nHead, nEmbd, nEmbdKv: nHeadKv * headDim };
 
-    const contextSize = options.contextSize ?? Math.min(trainCtx > 0 ? trainCtx : 4096, 4096);
+    const contextSize =
+      typeof options.contextSize === "function"
+        ? options.contextSize(trainCtx)
+        : (options.contextSize ?? Math.min(trainCtx > 0 ? trainCtx : 4096, 4096));
     const sequences = options.sequences ?? 1;
     const threads = options.threads ?? defaultThreadCount();
     const glassBox = options.glassBox ?? true;
@@ -490,8 +508,15 @@ export class LlamaEngine implements Engine {
     const batchSize = this.capabilities.batchSize;
     const steering = this.steering;
     this.steering = steering.filter((s) => s.persistent);
+    const vectors = [...this.vectorSteers.values()].flat();
     try {
-      this.runAll(items, rows, finals, steering, batchSize);
+      this.runAll(
+        items,
+        rows,
+        finals,
+        vectors.length ? steering.concat(vectors) : steering,
+        batchSize,
+      );
     } finally {
       this.tap?.captureNames.clear();
     }
@@ -535,6 +560,7 @@ export class LlamaEngine implements Engine {
     }
     this.batchStruct.n_tokens = n;
     this.logitRows.clear();
+    this.restoredLogits.clear();
     if (this.tap) {
       const layout: BatchLayout = {
         n,
@@ -581,11 +607,14 @@ export class LlamaEngine implements Engine {
     this.live();
     this.checkSeq(seq);
     const row = this.logitRows.get(seq);
-    if (row === undefined)
+    if (row === undefined) {
+      const restored = this.restoredLogits.get(seq);
+      if (restored) return restored;
       throw new EngineError(
         "argument",
         `no logits for sequence ${seq}: it was not part of the last decode (or was truncated since)`,
       );
+    }
     const ptr = this.api.llama_get_logits_ith(this.ctx, row) as bigint | null;
     if (isNull(ptr))
       throw new EngineError("decode", `llama.cpp has no logits for batch row ${row}`);
@@ -622,6 +651,7 @@ export class LlamaEngine implements Engine {
     this.recordings.get(seq)?.truncate(length);
     this.tap?.forgetCells(seq, length);
     this.logitRows.delete(seq);
+    this.restoredLogits.delete(seq);
   }
 
   // ---- glass box ----
@@ -719,6 +749,129 @@ export class LlamaEngine implements Engine {
 
   clearSteering(): void {
     this.steering = [];
+  }
+
+  setControlVector(
+    seq: number,
+    layers: ReadonlyMap<number, Float32Array> | null,
+    options: { via?: "auto" | "tap" } = {},
+  ): void {
+    this.live();
+    this.checkSeq(seq);
+    const { nEmbd, nLayer, maxSequences } = this.capabilities;
+    if (layers) {
+      for (const [layer, v] of layers) {
+        this.checkLayer(layer);
+        if (v.length !== nEmbd)
+          throw new EngineError(
+            "argument",
+            `control vector for layer ${layer} has ${v.length} values, the model's hidden size is ${nEmbd}`,
+          );
+      }
+    }
+    this.vectorSteers.delete(seq);
+    if (layers) this.vectorOf.set(seq, new Map(layers));
+    else this.vectorOf.delete(seq);
+    // llama.cpp's control vector is context-wide and has no layer 0, so it serves only a
+    // single-sequence context; it costs one ggml_add per layer instead of a graph split.
+    const native =
+      options.via !== "tap" && !!layers && layers.size > 0 && maxSequences === 1 && !layers.has(0);
+    if (native) {
+      const data = new Float32Array(nEmbd * (nLayer - 1));
+      for (const [layer, v] of layers) data.set(v, (layer - 1) * nEmbd);
+      const present = [...layers.keys()];
+      this.nativeControlVector(data, Math.min(...present), Math.max(...present));
+      return;
+    }
+    if (this.nativeVector) this.nativeControlVector(null);
+    if (!layers || layers.size === 0) return;
+    if (!this.tap) throw new EngineError("observer", "this engine was opened with glassBox: false");
+    this.vectorSteers.set(
+      seq,
+      [...layers].map(([layer, v]) => ({
+        layer,
+        edit: { add: Float32Array.from(v) },
+        seq,
+        persistent: true,
+      })),
+    );
+  }
+
+  controlVectorOf(seq: number): ReadonlyMap<number, Float32Array> | null {
+    this.checkSeq(seq);
+    return this.vectorOf.get(seq) ?? null;
+  }
+
+  /**
+   * llama.cpp's llama_set_adapter_cvec (formerly llama_apply_adapter_cvec): `data` holds nEmbd
+   * floats per layer starting at layer 1, applied to layers ilStart..ilEnd of every sequence;
+   * null clears it.
+   */
+  nativeControlVector(data: Float32Array | null, ilStart = 1, ilEnd = this.shape.nLayer - 1): void {
+    this.live();
+    const rc = data
+      ? this.api.llama_set_adapter_cvec(
+          this.ctx,
+          data,
+          data.length,
+          this.shape.nEmbd,
+          ilStart,
+          ilEnd,
+        )
+      : this.api.llama_set_adapter_cvec(this.ctx, null, 0, this.shape.nEmbd, -1, -1);
+    if (rc !== 0)
+      throw new EngineError(
+        "argument",
+        `llama.cpp refused the control vector: ${takeRecentLog() || `code ${rc}`}`,
+      );
+    this.nativeVector = data !== null;
+  }
+
+  lookahead(
+    seq: number,
+    first: Token,
+    steps: number,
+    score: (logits: Float32Array, pos: number) => number,
+  ): number[] {
+    this.live();
+    this.checkSeq(seq);
+    this.checkToken(first);
+    if (!Number.isInteger(steps) || steps < 1)
+      throw new EngineError("argument", `lookahead steps must be a positive integer, got ${steps}`);
+    // Every sequence's current logits are about to be overwritten by the scratch decodes.
+    const saved = new Map<number, Float32Array>();
+    for (const s of new Set([...this.logitRows.keys(), ...this.restoredLogits.keys()]))
+      saved.set(s, Float32Array.from(this.logits(s)));
+    const pending = this.steering;
+    this.steering = pending.filter((s) => s.persistent);
+    const start = this.lengths[seq]!;
+    const scores: number[] = [];
+    try {
+      let token = first;
+      for (let i = 0; i < steps; i++) {
+        this.decode([{ seq, tokens: [token] }]);
+        const logits = this.logits(seq);
+        scores.push(score(logits, start + i));
+        token = argmax(logits);
+      }
+    } finally {
+      this.truncate(seq, start);
+      this.steering = pending;
+      this.logitRows.clear();
+      this.restoredLogits.clear();
+      for (const [s, l] of saved) this.restoredLogits.set(s, l);
+    }
+    return scores;
+  }
+
+  /** llama.cpp's serialized state of one sequence (KV cells and positions); for tests. */
+  sequenceState(seq: number): Buffer {
+    this.live();
+    this.checkSeq(seq);
+    const size = Number(this.api.llama_state_seq_get_size(this.ctx, seq));
+    const buf = Buffer.alloc(size);
+    const written = Number(this.api.llama_state_seq_get_data(this.ctx, buf, size, seq));
+    return buf.subarray(0, written);
   }
 
   /**

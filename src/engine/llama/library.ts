@@ -76,6 +76,20 @@ async function autoGpuKinds(): Promise<GpuKind[]> {
   }
 }
 
+/** The device choices that can work here: auto, cpu, and each GPU kind node-llama-cpp finds
+ * usable whose prebuilt package is installed. */
+export async function availableDevices(): Promise<DeviceChoice[]> {
+  const gpus = (await autoGpuKinds()).filter((k) => binsDirectory(packageName(k)) !== undefined);
+  return ["auto", "cpu", ...gpus];
+}
+
+async function unavailable(device: DeviceChoice, why: string): Promise<LibraryLoadError> {
+  const available = await availableDevices();
+  return new LibraryLoadError(
+    `device "${device}" is not available (${why}); available here: ${available.join(", ")}`,
+  );
+}
+
 /* eslint-disable @typescript-eslint/no-explicit-any */
 type Fn = ((...args: any[]) => any) & { async: (...args: any[]) => void };
 
@@ -121,6 +135,9 @@ export interface LlamaApi {
   llama_memory_seq_rm: Fn;
   llama_memory_seq_pos_max: Fn;
   llama_memory_clear: Fn;
+  llama_set_adapter_cvec: Fn;
+  llama_state_seq_get_size: Fn;
+  llama_state_seq_get_data: Fn;
   llama_log_set: Fn;
   ggml_backend_tensor_get: Fn;
   ggml_backend_tensor_set: Fn;
@@ -219,6 +236,15 @@ function declare(llama: LibraryHandle, ggmlBase: LibraryHandle, ggml: LibraryHan
     ),
     llama_memory_seq_pos_max: f(llama, "int32_t llama_memory_seq_pos_max(void *mem, int32_t seq)"),
     llama_memory_clear: f(llama, "void llama_memory_clear(void *mem, bool data)"),
+    llama_set_adapter_cvec: f(
+      llama,
+      "int32_t llama_set_adapter_cvec(void *ctx, const float *data, size_t len, int32_t n_embd, int32_t il_start, int32_t il_end)",
+    ),
+    llama_state_seq_get_size: f(llama, "size_t llama_state_seq_get_size(void *ctx, int32_t seq)"),
+    llama_state_seq_get_data: f(
+      llama,
+      "size_t llama_state_seq_get_data(void *ctx, _Out_ uint8_t *dst, size_t size, int32_t seq)",
+    ),
     llama_log_set: f(llama, "void llama_log_set(void *cb, void *user_data)"),
     ggml_backend_tensor_get: f(
       ggmlBase,
@@ -313,8 +339,9 @@ async function loadOnce(device: DeviceChoice): Promise<LoadedLibrary> {
     const dir = binsDirectory(packageName(kind));
     if (dir) candidates.push({ kind, dir });
     else if (device !== "auto")
-      throw new LibraryLoadError(
-        `device "${device}" requested but @node-llama-cpp/${packageName(kind) || `<${kind}>`} is not installed`,
+      throw await unavailable(
+        device,
+        `@node-llama-cpp/${packageName(kind) || `<${kind}>`} is not installed`,
       );
   }
   const cpuDir = binsDirectory(packageName("cpu"));
@@ -369,6 +396,9 @@ async function loadOnce(device: DeviceChoice): Promise<LoadedLibrary> {
     throw new LibraryLoadError(
       `no ggml backend could be loaded from ${dir} (this CPU may be unsupported by the prebuilt variants)`,
     );
+  // An explicitly requested GPU backend that registered no GPU device would silently run on the CPU.
+  if (device !== "auto" && device !== "cpu" && !hasGpu)
+    throw await unavailable(device, `llama.cpp's ${device} backend found no ${device} device`);
   return {
     api,
     backend: chosen.kind !== "cpu" && hasGpu ? chosen.kind : "cpu",

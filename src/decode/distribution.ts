@@ -1,0 +1,220 @@
+// The next-token distribution over a whole vocabulary, computed once for everyone who needs it:
+// softmax normaliser and entropy, the k most likely tokens, the nucleus (top-p). The sampler,
+// LogitState (token statistics, top_k_*, vocab_entropy, logit_top_p) all call these.
+//
+// Each is one SIMD pass over the logits (vocab-kernels.ts) plus work on the few candidates it
+// leaves. Exactness by arithmetic: sums are float64; a token more than 87.3 nats below the most
+// likely one is left out of the normaliser, which changes it by less than V·e^−87.3 (< 1e-32
+// relative for any vocabulary below 10^6 tokens); the float32 exponential is accurate to a few
+// ulp, so probabilities and entropy agree with a float64 computation to well within 1e-6.
+import { VocabBuffers } from "./vocab-kernels.js";
+
+export interface SoftmaxStats {
+  /** The largest logit. */
+  max: number;
+  /** log Σ exp(logit). */
+  logZ: number;
+  /** Shannon entropy in nats. */
+  entropy: number;
+}
+
+/** Normaliser and entropy of softmax(logits) at temperature 1. */
+export function softmaxStats(buf: VocabBuffers): SoftmaxStats {
+  const max = buf.max();
+  if (max === -Infinity) return { max, logZ: -Infinity, entropy: NaN };
+  // An infinite logit takes all the mass.
+  if (max === Infinity) return { max, logZ: Infinity, entropy: 0 };
+  const { z, weighted } = buf.expStats(max, 1);
+  // H = −Σ p log p with log p = d − log z, d = logit − max.
+  return { max, logZ: max + Math.log(z), entropy: Math.log(z) - weighted / z };
+}
+
+/** Logits of a strided sample of the vocabulary, reused between calls. */
+const SAMPLE = 2048;
+const sample = new Float32Array(SAMPLE);
+
+/** The rank-th largest (1-based) of every stride-th logit, NaN skipped; −Infinity when fewer. */
+function sampledRank(logits: Float32Array, stride: number, rank: number): number {
+  let count = 0;
+  // `sample` keeps the `rank` largest seen so far, descending.
+  for (let i = 0; i < logits.length; i += stride) {
+    const v = logits[i]!;
+    if (!(v > -Infinity)) continue;
+    if (count === rank && v <= sample[rank - 1]!) continue;
+    let j = count < rank ? count++ : rank - 1;
+    while (j > 0 && sample[j - 1]! < v) {
+      sample[j] = sample[j - 1]!;
+      j--;
+    }
+    sample[j] = v;
+  }
+  return count === rank ? sample[rank - 1]! : -Infinity;
+}
+
+/**
+ * Writes to `buf.index` a set of token ids that contains the k most likely tokens (and maybe a
+ * few hundred more); returns its size, which is ≥ k unless fewer than k tokens are finite.
+ * A threshold from a strided sample of the vocabulary decides what to collect; when it was
+ * too high the sample rank grows, and a rank ≥ k is always enough.
+ */
+export function collectTopCandidates(buf: VocabBuffers, k: number): number {
+  const n = buf.size;
+  const stride = Math.max(1, Math.floor(n / SAMPLE));
+  const sampled = Math.ceil(n / stride);
+  let rank = Math.min(k, Math.ceil((4 * k * sampled) / n) + 2);
+  for (;;) {
+    if (rank > Math.min(SAMPLE, sampled)) return buf.collect(-Infinity);
+    const count = buf.collect(sampledRank(buf.logits, stride, rank));
+    if (count >= k || rank >= k) return count;
+    rank = Math.min(k, rank * 4);
+  }
+}
+
+/** The k most likely tokens in descending order (ties: lower id first) into `ids`; returns how
+ * many were written (fewer when the vocabulary has fewer finite logits). */
+export function topTokens(buf: VocabBuffers, k: number, ids: Int32Array): number {
+  const found = collectTopCandidates(buf, k);
+  const count = Math.min(k, found, ids.length);
+  const logits = buf.logits;
+  const index = buf.index;
+  if (found > count) selectLargest(index, found, count, logits);
+  // Insertion sort of the few kept.
+  for (let i = 0; i < count; i++) {
+    const id = index[i]!;
+    const v = logits[id]!;
+    let j = i;
+    while (
+      j > 0 &&
+      (logits[ids[j - 1]!]! < v || (logits[ids[j - 1]!]! === v && ids[j - 1]! > id))
+    ) {
+      ids[j] = ids[j - 1]!;
+      j--;
+    }
+    ids[j] = id;
+  }
+  return count;
+}
+
+/**
+ * The nucleus: after `buf.expWeights(max, scale)` returned `z`, puts into `buf.index[0..count)`
+ * the smallest set of most likely tokens whose weight reaches p·z; returns its size and mass.
+ * A strided sample predicts the logit where the cut falls; everything above a lower logit is
+ * collected and its exact mass checked, lowering the logit until it holds.
+ */
+export function collectNucleus(
+  buf: VocabBuffers,
+  p: number,
+  max: number,
+  scale: number,
+  z: number,
+): { count: number; mass: number } {
+  const target = p * z;
+  const logits = buf.logits;
+  const weights = buf.weights;
+  const index = buf.index;
+  const n = buf.size;
+  const stride = Math.max(1, Math.floor(n / SAMPLE));
+  let taken = 0;
+  for (let i = 0; i < n && taken < SAMPLE; i += stride) sample[taken++] = logits[i]!;
+  const sorted = sample.subarray(0, taken).sort().reverse();
+  // Estimated mass above the j-th sampled logit: each sample stands for `stride` tokens.
+  let j = 0;
+  let estimate = 0;
+  while (j < taken && estimate < target)
+    estimate += Math.exp((sorted[j++]! - max) * scale) * stride;
+  let rank = j + (j >> 1) + 4;
+  for (;;) {
+    const threshold = rank < taken ? sorted[rank]! : -Infinity;
+    const count = buf.collect(threshold);
+    let mass = 0;
+    for (let i = 0; i < count; i++) mass += weights[index[i]!]!;
+    if (mass >= target || threshold === -Infinity) return nucleus(index, count, weights, target);
+    rank *= 4;
+  }
+}
+
+/** Reorders index[0..n) so that its first k entries are the k with the largest key (unordered).
+ * Quickselect with a median-of-three pivot and Hoare partition (balanced on equal keys). */
+export function selectLargest(index: Int32Array, n: number, k: number, key: Float32Array): void {
+  let lo = 0;
+  let hi = n - 1;
+  while (hi > lo) {
+    const mid = (lo + hi) >>> 1;
+    const a = key[index[lo]!]!;
+    const b = key[index[mid]!]!;
+    const c = key[index[hi]!]!;
+    const pivot = a > b ? (b > c ? b : a > c ? c : a) : a > c ? a : b > c ? c : b;
+    let i = lo;
+    let j = hi;
+    while (i <= j) {
+      while (key[index[i]!]! > pivot) i++;
+      while (key[index[j]!]! < pivot) j--;
+      if (i <= j) {
+        const t = index[i]!;
+        index[i] = index[j]!;
+        index[j] = t;
+        i++;
+        j--;
+      }
+    }
+    // Now [lo..j] >= pivot >= [i..hi], and everything between equals the pivot.
+    if (k - 1 <= j) hi = j;
+    else if (k - 1 >= i) lo = i;
+    else return;
+  }
+}
+
+/** Reorders index[0..n) so that its first `count` entries are the smallest set of heaviest
+ * tokens whose weight reaches `target`; expected O(n) by partitioning on weight. */
+export function nucleus(
+  index: Int32Array,
+  n: number,
+  weight: Float32Array,
+  target: number,
+): { count: number; mass: number } {
+  let lo = 0;
+  let hi = n;
+  let taken = 0;
+  while (hi - lo > 0) {
+    // Three-way partition of [lo, hi) around a median-of-three pivot: > | == | <.
+    const a = weight[index[lo]!]!;
+    const b = weight[index[(lo + hi - 1) >>> 1]!]!;
+    const c = weight[index[hi - 1]!]!;
+    const pivot = a > b ? (b > c ? b : a > c ? c : a) : a > c ? a : b > c ? c : b;
+    let gt = lo;
+    let i = lo;
+    let lt = hi;
+    let massGreater = 0;
+    let countEqual = 0;
+    while (i < lt) {
+      const id = index[i]!;
+      const w = weight[id]!;
+      if (w > pivot) {
+        index[i] = index[gt]!;
+        index[gt++] = id;
+        massGreater += w;
+        i++;
+      } else if (w < pivot) {
+        index[i] = index[--lt]!;
+        index[lt] = id;
+      } else {
+        countEqual++;
+        i++;
+      }
+    }
+    if (taken + massGreater >= target && gt > lo) {
+      hi = gt;
+      continue;
+    }
+    taken += massGreater;
+    const need = pivot > 0 ? Math.ceil((target - taken) / pivot) : countEqual;
+    if (need <= countEqual) {
+      const used = Math.max(need, 1);
+      return { count: gt + used, mass: taken + used * pivot };
+    }
+    taken += countEqual * pivot;
+    lo = lt;
+  }
+  // Rounding kept `taken` just short of the target: everything scanned so far is the set.
+  return { count: Math.max(lo, 1), mass: taken };
+}

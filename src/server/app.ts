@@ -1,0 +1,95 @@
+// The Fastify application: JSON-schema validation (TypeBox + Ajv, no type coercion), errors in
+// OpenAI's shape, optional bearer-key auth on /v1/*, request metrics, and the routes. GET / is
+// left free for the web UI.
+import Fastify, {
+  type FastifyBaseLogger,
+  type FastifyInstance,
+  type RawReplyDefaultExpression,
+  type RawRequestDefaultExpression,
+  type RawServerDefault,
+} from "fastify";
+import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
+import type { Engine } from "../engine/types.js";
+import { ApiError, errorHandler, sendError } from "./errors.js";
+import type { ServerMetrics } from "./metrics.js";
+import type { ServerLimits } from "./request-plan.js";
+import type { Scheduler } from "./scheduler.js";
+import type { SessionStore } from "./sessions.js";
+import { completionRoutes } from "./routes/completions.js";
+import { infoRoutes } from "./routes/info.js";
+import { tokenRoutes } from "./routes/tokens.js";
+import { execRoutes } from "./routes/exec.js";
+
+export interface ServerContext {
+  engine: Engine;
+  scheduler: Scheduler;
+  sessions: SessionStore;
+  metrics: ServerMetrics;
+  limits: ServerLimits & {
+    /** Largest request body in bytes (413 beyond). */
+    bodyBytes: number;
+    /** Milliseconds a generation may run before it is cancelled. */
+    deadlineMs: number;
+  };
+  /** The name clients pass as `model`. */
+  modelId: string;
+  /** Unix seconds. */
+  startedAt: number;
+  /** Bearer keys accepted on /v1/*; empty: no auth. */
+  apiKeys: readonly string[];
+  /** Throws a 404 in OpenAI's shape unless `model` names the served model. */
+  checkModel(model: string): void;
+}
+
+export type ServerApp = FastifyInstance<
+  RawServerDefault,
+  RawRequestDefaultExpression,
+  RawReplyDefaultExpression,
+  FastifyBaseLogger,
+  TypeBoxTypeProvider
+>;
+
+export function buildApp(ctx: ServerContext): ServerApp {
+  const app = Fastify({
+    bodyLimit: ctx.limits.bodyBytes,
+    logger: false,
+    ajv: { customOptions: { coerceTypes: false, removeAdditional: false, allErrors: false } },
+  }).withTypeProvider<TypeBoxTypeProvider>();
+
+  app.setErrorHandler(errorHandler);
+  app.setNotFoundHandler((req, reply) =>
+    sendError(
+      reply,
+      new ApiError(404, `no route ${req.method} ${req.url}`, "not_found_error", null, "not_found"),
+    ),
+  );
+  app.addHook("onRequest", async (req, reply) => {
+    if (ctx.apiKeys.length === 0 || !req.url.startsWith("/v1/")) return;
+    const header = req.headers.authorization ?? "";
+    const key = header.startsWith("Bearer ") ? header.slice(7).trim() : "";
+    if (!ctx.apiKeys.includes(key)) {
+      await sendError(
+        reply,
+        new ApiError(
+          401,
+          key ? "incorrect API key provided" : "missing API key: send Authorization: Bearer <key>",
+          "authentication_error",
+          null,
+          "invalid_api_key",
+        ),
+      );
+    }
+  });
+  app.addHook("onResponse", async (req, reply) => {
+    ctx.metrics.requests.inc({
+      endpoint: req.routeOptions.url ?? "unknown",
+      status: String(reply.statusCode),
+    });
+  });
+
+  completionRoutes(app, ctx);
+  infoRoutes(app, ctx);
+  tokenRoutes(app, ctx);
+  execRoutes(app, ctx);
+  return app;
+}

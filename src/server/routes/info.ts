@@ -1,0 +1,34 @@
+// GET /v1/models, GET /health and GET /metrics: what is served, whether it is ready, and the
+// Prometheus counters.
+import type { ServerApp, ServerContext } from "../app.js";
+
+export function infoRoutes(app: ServerApp, ctx: ServerContext): void {
+  const model = () => ({
+    id: ctx.modelId,
+    object: "model",
+    created: ctx.startedAt,
+    owned_by: "ruffian",
+    ruffian: {
+      path: ctx.engine.model.path,
+      description: ctx.engine.model.description,
+      vocabulary: ctx.engine.capabilities.nVocab,
+      slots: ctx.scheduler.slots,
+      slotContext: ctx.limits.slotContext,
+    },
+  });
+  app.get("/v1/models", () => ({ object: "list", data: [model()] }));
+  app.get("/v1/models/:id", (req) => {
+    ctx.checkModel((req.params as { id: string }).id);
+    return model();
+  });
+  app.get("/health", () => ({
+    status: "ok",
+    slots_idle: ctx.scheduler.slots - ctx.scheduler.busy,
+    slots_processing: ctx.scheduler.busy,
+    queued: ctx.scheduler.waiting,
+  }));
+  app.get("/metrics", async (_req, reply) => {
+    const registry = ctx.metrics.registry;
+    return reply.type(registry.contentType).send(await registry.metrics());
+  });
+}

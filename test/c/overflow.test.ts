@@ -1,0 +1,91 @@
+// Signed integer overflow traps with its position and a hint (UBSan's
+// signed-integer-overflow check); unsigned arithmetic wraps as C says; `wrapv` opts out.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { fails, text } from "./helpers.js";
+
+const INT_HINT =
+  /^signed integer overflow: the result of '\*' does not fit in int \(int is 32 bits: use long\)$/;
+
+test("int multiplication that overflows traps at the operator, never a wrong value", () => {
+  const e = fails("50000*50000");
+  assert.equal(e.kind, "runtime");
+  assert.match(e.message, INT_HINT);
+  assert.deepEqual([e.line, e.column], [1, 6]);
+  assert.equal(text("50000L*50000"), "2500000000");
+  assert.equal(text("(long)50000*50000"), "2500000000");
+});
+
+test("+, -, unary -, ++, -- and compound assignment all trap on int overflow", () => {
+  const cases: Array<[string, string, number]> = [
+    ["int x = 2147483647;\nint y = x + 1;\ny", "'+'", 2],
+    ["int x = -2147483647 - 1;\nint y = x - 1;\ny", "'-'", 2],
+    ["int x = -2147483647 - 1;\nint y = -x;\ny", "negation", 2],
+    ["int x = 2147483647;\nx++;\nx", "'+'", 2],
+    ["int x = -2147483647 - 1;\n--x;\nx", "'+'", 2],
+    ["int x = 65536;\nx *= 65536;\nx", "'*'", 2],
+    ["int x = 2147483000;\nx += 1000;\nx", "'+'", 2],
+  ];
+  for (const [src, op, line] of cases) {
+    const e = fails(src);
+    assert.equal(e.kind, "runtime", src);
+    assert.ok(e.message.includes(`result of ${op} does not fit in int`), `${src}: ${e.message}`);
+    assert.equal(e.line, line, src);
+    assert.ok(e.column > 0, src);
+  }
+});
+
+test("long arithmetic traps at 64 bits, including multiplication off the fast path", () => {
+  for (const src of [
+    "long x = 9223372036854775807L; x + 1",
+    "long x = -9223372036854775807L - 1; x - 1",
+    "long x = -9223372036854775807L - 1; -x",
+    "long a = 3037000500L; a * a",
+    "long a = -1; long b = -9223372036854775807L - 1; a * b",
+    "long a = 4294967296L; long b = 2147483648L; a * b",
+  ]) {
+    const e = fails(src);
+    assert.match(e.message, /does not fit in long/, src);
+  }
+  assert.equal(text("long a = 3037000499L; a * a"), "9223372030926249001");
+  assert.equal(text("long a = -1; long b = -9223372036854775807L; a * b"), "9223372036854775807");
+  assert.equal(text("long a = 4294967296L; long b = -2147483648L; a * b"), "-9223372036854775808");
+  assert.equal(text("long f = 1; for (int i = 1; i <= 20; i++) f *= i; f"), "2432902008176640000");
+});
+
+test("an overflow inside a function names the line and column of the operator", () => {
+  const e = fails(`int square(int v) {
+  return v * v;
+}
+int main() { return square(100000) > 0; }`);
+  assert.deepEqual([e.line, e.column], [2, 12]);
+});
+
+test("unsigned arithmetic wraps modulo 2^n, as C defines it", () => {
+  assert.equal(text("unsigned x = 4294967295u; x + 1"), "0");
+  assert.equal(text("unsigned x = 0; x - 1"), "4294967295");
+  assert.equal(text("unsigned long x = 18446744073709551615UL; x * 2"), "18446744073709551614");
+  assert.equal(text("unsigned h = 2166136261u; h = (h ^ 97) * 16777619u; h"), "3826002220");
+});
+
+test("char and short arithmetic happens in int and converts back without trapping", () => {
+  assert.equal(text("char c = 127; c++; c"), "-128");
+  assert.equal(text("short s = 32767; s = s + 1; s"), "-32768");
+});
+
+test("constant expressions fold unless they overflow; then the operator traps at run time", () => {
+  assert.equal(text("int x = 2147483647 - 1 + 1; x"), "2147483647");
+  assert.equal(text("int m = -2147483647 - 1; m"), "-2147483648");
+  assert.match(fails("2147483647 + 1").message, /does not fit in int/);
+  // Dead code never traps.
+  assert.equal(text("int r = 0; if (0) r = 2147483647 + 1; r"), "0");
+});
+
+test("wrapv (gcc -fwrapv) makes signed arithmetic wrap instead", () => {
+  assert.equal(text("50000*50000", { wrapv: true }), "-1794967296");
+  assert.equal(text("int x = 2147483647; x++; x", { wrapv: true }), "-2147483648");
+  assert.equal(
+    text("long x = 9223372036854775807L; x + 1", { wrapv: true }),
+    "-9223372036854775808",
+  );
+});

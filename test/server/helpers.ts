@@ -1,0 +1,48 @@
+// Shared by the server tests: a real server on a loopback port (port 0) over a shipped model, the
+// official openai client pointed at it, and small readers for /metrics and raw HTTP.
+import OpenAI from "openai";
+import { startServer, type RunningServer, type ServeOptions } from "../../src/server/server.js";
+import { nanoModelPath } from "../../src/paths.js";
+
+export async function serve(options: Partial<ServeOptions> = {}): Promise<RunningServer> {
+  return startServer({ model: nanoModelPath, port: 0, ...options });
+}
+
+export function client(server: RunningServer, apiKey = "unused"): OpenAI {
+  return new OpenAI({ baseURL: `${server.url}/v1`, apiKey, maxRetries: 0 });
+}
+
+/** A Prometheus sample from /metrics (0 when the series has no sample yet). */
+export async function metric(server: RunningServer, series: string): Promise<number> {
+  const text = await (await fetch(`${server.url}/metrics`)).text();
+  const line = text.split("\n").find((l) => l.startsWith(series + " "));
+  return line ? Number(line.slice(series.length + 1)) : 0;
+}
+
+/** Polls until `check` holds; the test runner's timeout bounds a condition that never comes. */
+export async function until(check: () => Promise<boolean>): Promise<void> {
+  while (!(await check())) await new Promise((r) => setTimeout(r, 5));
+}
+
+export async function post(
+  server: RunningServer,
+  path: string,
+  body: string | object,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; headers: Headers; json: any }> {
+  const res = await fetch(server.url + path, {
+    method: "POST",
+    headers: { "content-type": "application/json", ...headers },
+    body: typeof body === "string" ? body : JSON.stringify(body),
+  });
+  const text = await res.text();
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    json = { unparsable: text };
+  }
+  return { status: res.status, headers: res.headers, json };
+}
+
+export const question = (a: number, b: number) => `What is ${a} times ${b}?`;
