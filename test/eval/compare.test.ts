@@ -91,12 +91,12 @@ test("ruffian eval --compare runs the tool protocol for real on the model it is 
   });
 });
 
-test("bad --few-shot counts and clashing modes are named, and the command fails", () => {
+test("bad --few-shot counts and clashing modes are usage errors that name the problem", () => {
   const counts = ruffian("eval", "--few-shot", "0,x");
-  assert.notEqual(counts.code, 0);
+  assert.equal(counts.code, 2, "a usage error");
   assert.match(counts.stderr, /--few-shot: "x" is not a whole number/);
   const both = ruffian("eval", "--compare", "--table");
-  assert.notEqual(both.code, 0);
+  assert.equal(both.code, 2, "a usage error");
   assert.match(both.stderr, /--few-shot, --compare and --table are separate runs/);
   assert.doesNotMatch(both.stderr, /\n\s+at /, "no stack trace");
 });
