@@ -6,6 +6,7 @@ import { totalmem } from "node:os";
 import { EngineError } from "../errors.js";
 import { defaultThreadCount } from "../threads.js";
 import type {
+  EngineCounters,
   Capabilities,
   ChatMessage,
   DecodeItem,
@@ -157,6 +158,8 @@ export class LlamaEngine implements Engine {
   readonly model: ModelInfo;
   readonly capabilities: Capabilities;
   readonly special: SpecialTokens;
+  /** Forward passes run so far (llama_decode calls) and the tokens they evaluated. */
+  readonly counters: EngineCounters = { forwardPasses: 0, tokensEvaluated: 0 };
 
   private ctx: bigint = NULL;
   private readonly vocab: bigint;
@@ -590,6 +593,8 @@ export class LlamaEngine implements Engine {
     let rc: number;
     try {
       rc = this.api.llama_decode(this.ctx, this.batchStruct);
+      this.counters.forwardPasses++;
+      this.counters.tokensEvaluated += n;
     } finally {
       this.tap?.end();
     }
