@@ -12,7 +12,7 @@ import type { ModelOptionValues } from "../options.js";
 import { vectorRequest } from "../../steer/vector-args.js";
 
 export interface RunOptions extends ModelOptionValues {
-  prompt?: string;
+  prompt: string;
   hook?: string;
   maxTokens: number;
   temp: number;
@@ -27,8 +27,6 @@ export interface RunOptions extends ModelOptionValues {
 }
 
 export async function runCommand(opts: RunOptions): Promise<number> {
-  if (opts.prompt === undefined)
-    throw new UsageError("run: missing required option '-p, --prompt <text>'");
   const hook = opts.hook !== undefined ? readOptionFile("--hook", opts.hook) : undefined;
   const eventsFd = opts.events !== undefined ? openOutputFile("--events", opts.events) : undefined;
   let model: Model | undefined;
