@@ -56,6 +56,8 @@ export interface GenerateOptions {
   signal?: AbortSignal;
   /** Control vectors VM code may load by name with cvec_load (see docs/steering.md). */
   vectors?: ReadonlyMap<string, ControlVector>;
+  /** A control vector (layer → scaled direction) applied for this generation, prompt included. */
+  controlVector?: ReadonlyMap<number, Float32Array>;
 }
 
 /** A VM session bound to a model, kept across generate() calls (see GenerateOptions.vm). */
@@ -116,6 +118,7 @@ export class Model {
         inject: options.inject ?? true,
         live: options.vm?.live,
         vectors: options.vectors,
+        controlVector: options.controlVector,
       },
     ]);
     return failOnBrokenSetup(events, hookName);

@@ -24,7 +24,7 @@ import type { Region, RegionSyntax } from "./scanner.js";
 import type { SamplerOptions } from "./sampler.js";
 import { SequenceState, type LiveVm } from "./sequence.js";
 import { MASKED_LOGIT, TOP_K_CAPACITY } from "./logit-state.js";
-import type { ControlVector } from "../steer/control-vector.js";
+import { sameDirections, type ControlVector } from "../steer/control-vector.js";
 
 export interface GenerationRequest {
   /** Engine sequence id (default 0). */
@@ -47,6 +47,8 @@ export interface GenerationRequest {
   reusePrefix?: boolean;
   /** Control vectors VM code may load by name with cvec_load (see docs/steering.md). */
   vectors?: ReadonlyMap<string, ControlVector>;
+  /** A control vector (layer → scaled direction) for this request only, prompt included. */
+  controlVector?: ReadonlyMap<number, Float32Array>;
   /** Sandbox profile of the sequence's VM session when it makes one (default: the VM's). */
   profile?: VmProfileName;
   /** Token events carry this many most likely alternatives with log-probabilities (default 0). */
@@ -74,6 +76,16 @@ const YIELD_EVERY_MS = 5;
 
 /** Tokens currently in each engine sequence, so a later request can reuse a common prefix. */
 const kvContents = new WeakMap<Engine, Map<number, number[]>>();
+
+/** The control vector each sequence's cached KV was computed under: a prefix is only reused
+ * under the same one. */
+const kvVectors = new WeakMap<Engine, Map<number, ReadonlyMap<number, Float32Array> | null>>();
+
+function kvVectorOf(engine: Engine): Map<number, ReadonlyMap<number, Float32Array> | null> {
+  let m = kvVectors.get(engine);
+  if (!m) kvVectors.set(engine, (m = new Map()));
+  return m;
+}
 
 function kvOf(engine: Engine, seq: number): number[] {
   let m = kvContents.get(engine);
@@ -164,7 +176,7 @@ export class DecodeLoop {
       yield* this.drain(seqs);
       this.active = seqs.filter((s) => !s.done);
       // Let timers, signals and I/O run every few milliseconds; the decode itself is synchronous.
-      if (intake || performance.now() - lastYield > YIELD_EVERY_MS) {
+      if (performance.now() - lastYield > YIELD_EVERY_MS) {
         await new Promise<void>((resolve) => setImmediate(resolve));
         lastYield = performance.now();
       }
@@ -197,6 +209,7 @@ export class DecodeLoop {
         profile: r.profile,
         topLogprobs: r.topLogprobs,
         vectors: r.vectors,
+        controlVector: r.controlVector,
       });
     });
     const inUse = [...this.active.filter((s) => !s.done), ...seqs].map((s) => s.seq);
@@ -280,7 +293,10 @@ export class DecodeLoop {
       }
       const cached = kvOf(engine, s.seq);
       let keep = 0;
-      if (req.reusePrefix) {
+      if (
+        req.reusePrefix &&
+        sameDirections(kvVectorOf(engine).get(s.seq) ?? null, engine.controlVectorOf(s.seq))
+      ) {
         while (
           keep < cached.length &&
           keep < promptTokens.length &&
@@ -291,6 +307,7 @@ export class DecodeLoop {
         if (keep === promptTokens.length) keep--;
       }
       engine.truncate(s.seq, keep);
+      kvVectorOf(engine).set(s.seq, engine.controlVectorOf(s.seq));
       cached.length = keep;
       s.tokens.push(...promptTokens);
       s.promptLength = promptTokens.length;
@@ -445,7 +462,6 @@ export class DecodeLoop {
    * boundary (then it is left alone).
    */
   private dropDuplicate(s: SequenceState, start: number, token: number, text: string): boolean {
-    const engine = this.engine;
     const tokenStart = s.scanner.offset - text.length;
     let k = s.tokenOffsets.length;
     while (k > 0 && s.tokenOffsets[k - 1]! >= start) k--;
@@ -454,14 +470,7 @@ export class DecodeLoop {
     const firstToken = k < s.tokenOffsets.length ? s.tokens[s.promptLength + k]! : token;
     s.scanner.rewind(start);
     s.tokenOffsets.length = k;
-    const keep = s.promptLength + k - 1;
-    const last = s.tokens[keep]!;
-    s.tokens.length = keep;
-    engine.truncate(s.seq, keep);
-    kvOf(engine, s.seq).length = keep;
-    this.preserveLogits([s]);
-    engine.decode([{ seq: s.seq, tokens: [last] }]);
-    this.appendTokens(s, [last]);
+    this.truncateAndRedecode(s, s.promptLength + k);
     s.pendingEdits = [{ op: "set", id: firstToken, value: MASKED_LOGIT }];
     s.events.push({
       type: "hook-log",
@@ -596,27 +605,34 @@ export class DecodeLoop {
     }
   }
 
+  /**
+   * Cuts the sequence back to its first `length` tokens (tokens, KV cache and the engine's view
+   * of it), then decodes the last kept token again so fresh logits exist for the next sampling
+   * step. Dropping a repeated result and rewinding both end this way.
+   */
+  private truncateAndRedecode(s: SequenceState, length: number): void {
+    const engine = this.engine;
+    const keep = length - 1;
+    const last = s.tokens[keep]!;
+    s.tokens.length = keep;
+    engine.truncate(s.seq, keep);
+    kvOf(engine, s.seq).length = keep;
+    this.preserveLogits([s]);
+    engine.decode([{ seq: s.seq, tokens: [last] }]);
+    s.savedLogits = null;
+    this.appendTokens(s, [last]);
+  }
+
   /** Carries out a rewind that VM code asked for: KV cache, text and scanner go back. */
   private performRewind(s: SequenceState): void {
     const id = s.pendingRewind;
     if (id === null) return;
     s.pendingRewind = null;
     const cp = s.checkpoints.get(id)!;
-    const engine = this.engine;
     const erased = s.text.slice(cp.textLength);
     s.scanner.restore(cp.scanner);
     s.tokenOffsets.length = cp.offsets;
-    // Re-decode the checkpoint's last token so fresh logits exist for the next sampling step.
-    const keep = cp.position - 1;
-    const last = s.tokens[keep]!;
-    s.tokens.length = keep;
-    engine.truncate(s.seq, keep);
-    const cached = kvOf(engine, s.seq);
-    cached.length = keep;
-    this.preserveLogits([s]);
-    engine.decode([{ seq: s.seq, tokens: [last] }]);
-    s.savedLogits = null;
-    this.appendTokens(s, [last]);
+    this.truncateAndRedecode(s, cp.position);
     s.pendingEdits = [];
     s.stats.rewinds++;
     s.lastMemo = s.memo;

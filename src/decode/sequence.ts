@@ -38,6 +38,8 @@ export interface SequenceOptions {
   live?: LiveVm;
   /** Control vectors cvec_load can name. */
   vectors?: ReadonlyMap<string, ControlVector>;
+  /** A control vector (layer → scaled direction) applied for the whole generation, prompt included. */
+  controlVector?: ReadonlyMap<number, Float32Array>;
   /** Sandbox profile of the VM session made when `live` is not given. */
   profile?: VmProfileName;
   /** Alternatives with probabilities on each token event (0: none). */
@@ -125,6 +127,10 @@ export class SequenceState implements IntrinsicHost {
     this.scanner = new RegionScanner({ syntaxes: options.syntaxes });
     this.sampler = new Sampler(engine.capabilities.nVocab, options.sampling);
     this.logitState = new LogitState(engine.capabilities.nVocab);
+    if (options.controlVector) {
+      this.vectorBefore = engine.controlVectorOf(this.seq);
+      engine.setControlVector(this.seq, options.controlVector);
+    }
   }
 
   get text(): string {
@@ -182,10 +188,11 @@ export class SequenceState implements IntrinsicHost {
 
   // ---- control vectors and lookahead (src/steer/intrinsics.ts) ----
   private readonly vectorNames: string[] = [];
-  /** What VM code applied (null: cleared); undefined while it has not touched the vector. */
+  /** What VM code applied last (null: cleared), to skip repeated identical calls. */
   private appliedVector: { id: number; scale: number } | null | undefined = undefined;
-  /** The sequence's vector before VM code changed it, restored when the generation ends. */
-  private vectorBefore: ReadonlyMap<number, Float32Array> | null = null;
+  /** The sequence's vector before this generation changed it, restored when it ends
+   * (undefined: nothing changed). */
+  private vectorBefore: ReadonlyMap<number, Float32Array> | null | undefined = undefined;
   private lookaheadLogits: LogitState | undefined;
 
   loadVector(name: string): number {
@@ -204,7 +211,7 @@ export class SequenceState implements IntrinsicHost {
     return i + 1;
   }
   private touchVector(): void {
-    if (this.appliedVector === undefined) this.vectorBefore = this.engine.controlVectorOf(this.seq);
+    if (this.vectorBefore === undefined) this.vectorBefore = this.engine.controlVectorOf(this.seq);
   }
   applyVector(id: number, scale: number): void {
     const name = this.vectorNames[id - 1];
@@ -255,9 +262,9 @@ export class SequenceState implements IntrinsicHost {
     if (this.done) return;
     this.done = true;
     this.live.binding.target = null;
-    if (this.appliedVector !== undefined) {
+    if (this.vectorBefore !== undefined) {
       this.engine.setControlVector(this.seq, this.vectorBefore);
-      this.appliedVector = undefined;
+      this.vectorBefore = undefined;
     }
     const totalMs = performance.now() - this.startedAt;
     this.stats.totalMs = totalMs;

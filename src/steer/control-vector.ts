@@ -84,6 +84,36 @@ export function scaledDirections(cv: ControlVector, scale: number): Map<number, 
   return out;
 }
 
+/**
+ * The buffer llama_set_adapter_cvec takes: nEmbd floats per layer from layer 1 on, zeros for
+ * layers without a direction, and the layer range to apply. Layer 0 cannot be expressed.
+ */
+export function llamaVectorData(
+  layers: ReadonlyMap<number, Float32Array>,
+  nEmbd: number,
+  nLayer: number,
+): { data: Float32Array; ilStart: number; ilEnd: number } {
+  if (layers.has(0)) throw new Error("llama.cpp's control vectors have no layer 0");
+  const data = new Float32Array(nEmbd * (nLayer - 1));
+  for (const [layer, v] of layers) data.set(v, (layer - 1) * nEmbd);
+  const present = [...layers.keys()];
+  return { data, ilStart: Math.min(...present), ilEnd: Math.max(...present) };
+}
+
+/** Whether two sets of (scaled) directions are equal, value for value (null: none). */
+export function sameDirections(
+  a: ReadonlyMap<number, Float32Array> | null,
+  b: ReadonlyMap<number, Float32Array> | null,
+): boolean {
+  if (a === b) return true;
+  if (!a || !b || a.size !== b.size) return false;
+  for (const [layer, v] of a) {
+    const w = b.get(layer);
+    if (!w || w.length !== v.length || v.some((x, i) => !Object.is(x, w[i]))) return false;
+  }
+  return true;
+}
+
 /** Parses `FILE[:SCALE]` (llama.cpp's --control-vector-scaled takes the same pair). */
 export function parseVectorArgument(arg: string): { path: string; scale: number } {
   const colon = arg.lastIndexOf(":");

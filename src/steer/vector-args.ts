@@ -2,8 +2,10 @@
 // checks and combines the files, and names each one (its basename) for VM code's cvec_load().
 import { basename } from "node:path";
 import type { Engine } from "../engine/types.js";
+import type { LlamaEngine } from "../engine/llama/engine.js";
 import {
   checkFits,
+  llamaVectorData,
   parseVectorArgument,
   readControlVector,
   scaledDirections,
@@ -34,14 +36,24 @@ export function loadVectorArguments(args: readonly string[], engine: Engine): Lo
   return { combined, library };
 }
 
-/** Applies `--control-vector` arguments to a sequence; returns the named library. */
-export function applyVectorArguments(
+/**
+ * Applies `--control-vector` arguments to every sequence of a context through llama.cpp's own
+ * control vector (what llama.cpp's server does with the same flag).
+ */
+export function applyToContext(args: readonly string[] | undefined, engine: LlamaEngine): void {
+  if (!args || args.length === 0) return;
+  const { combined } = loadVectorArguments(args, engine);
+  const caps = engine.capabilities;
+  const { data, ilStart, ilEnd } = llamaVectorData(combined, caps.nEmbd, caps.nLayer);
+  engine.nativeControlVector(data, ilStart, ilEnd);
+}
+
+/** The request fields for `--control-vector` arguments (none when there are none). */
+export function vectorRequest(
   args: readonly string[] | undefined,
   engine: Engine,
-  seq = 0,
-): Map<string, ControlVector> {
-  if (!args || args.length === 0) return new Map();
+): { controlVector?: Map<number, Float32Array>; vectors?: Map<string, ControlVector> } {
+  if (!args || args.length === 0) return {};
   const { combined, library } = loadVectorArguments(args, engine);
-  engine.setControlVector(seq, combined);
-  return library;
+  return { controlVector: combined, vectors: library };
 }

@@ -78,7 +78,7 @@ test("steer train and --control-vector refuse bad input by name", () => {
     "v.gguf",
   );
   assert.equal(missing.code, 1);
-  assert.match(missing.stderr, /--positive: cannot read nope\.txt: ENOENT/);
+  assert.match(missing.stderr, /--positive: cannot read nope\.txt/);
   const method = ruffian(
     "steer",
     "train",
@@ -91,11 +91,22 @@ test("steer train and --control-vector refuse bad input by name", () => {
     "--out",
     "v.gguf",
   );
-  assert.equal(method.code, 2);
-  assert.match(
-    method.stderr,
-    /--method <name>' argument 'ica' is invalid. Allowed choices are pca, mean-diff/,
+  assert.equal(method.code, 2, "a usage error");
+  assert.match(method.stderr, /'ica' is invalid.*pca, mean-diff/s);
+  const layers = ruffian(
+    "steer",
+    "train",
+    "--positive",
+    join(fixtures, "happy.txt"),
+    "--negative",
+    join(fixtures, "sad.txt"),
+    "--layers",
+    "0-3",
+    "--out",
+    "v.gguf",
   );
+  assert.equal(layers.code, 2);
+  assert.match(layers.stderr, /--layers: layer 0 is outside 1\.\.4/);
   const notVector = ruffian(
     "run",
     "-p",

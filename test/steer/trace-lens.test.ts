@@ -168,14 +168,19 @@ test("ruffian lens prints every layer and position; its last layer agrees with t
 
 test("trace and lens refuse bad input with a clear message and exit code", () => {
   const bad = ruffian("trace", "-p", "x", "--hooks", "blocks.9.hook_resid_post", "--out", "x.st");
-  assert.equal(bad.code, 1);
-  assert.match(bad.stderr, /layer 9 is outside 0\.\.4/);
+  assert.equal(bad.code, 2, "a usage error");
+  assert.match(
+    bad.stderr,
+    /--hooks: hook point 'blocks\.9\.hook_resid_post': layer 9 is outside 0\.\.4/,
+  );
   assert.doesNotMatch(bad.stderr, /\n\s+at /);
   const usage = ruffian("trace", "-p", "x");
-  // A usage error (the exit-code contract itself is tested with the CLI).
-  assert.notEqual(usage.code, 0);
+  assert.equal(usage.code, 2);
   assert.match(usage.stderr, /--out/);
   const lens = ruffian("lens", "-p", "x", "--top", "0");
   assert.equal(lens.code, 2);
-  assert.match(lens.stderr, /--top <k>' argument '0' is invalid. expected an integer ≥ 1/);
+  assert.match(lens.stderr, /--top.*expected an integer ≥ 1/);
+  const unwritable = ruffian("trace", "-p", "x", "--out", join(dir, "no", "such", "dir.st"));
+  assert.equal(unwritable.code, 1);
+  assert.match(unwritable.stderr, /--out: cannot write .*dir\.st/);
 });

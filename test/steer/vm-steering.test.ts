@@ -155,3 +155,16 @@ test("a vector applied only above an entropy threshold changes only the steps af
     ),
   );
 });
+
+test("a request's control vector steers its prompt and generation, then is removed", async () => {
+  const dirs = new Map([...happy.directions].map(([l, v]) => [l, v.map((x) => x * 2)]));
+  const plain = tokensOf(await generate({ maxTokens: 4 }));
+  const steered = tokensOf(
+    await generate({ maxTokens: 4, controlVector: dirs, reusePrefix: true }),
+  );
+  assert.notEqual(steered[0]!.probability, plain[0]!.probability, "the prompt itself is steered");
+  assert.equal(engine.controlVectorOf(0), null);
+  // The next request reuses no KV computed under another vector.
+  const after = tokensOf(await generate({ maxTokens: 4, reusePrefix: true }));
+  assert.deepEqual(after, plain);
+});

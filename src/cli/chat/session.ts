@@ -19,7 +19,8 @@ export interface ChatSettings {
   /** Worked examples: in the built-in system prompt, or as a prefix for plain models. */
   fewShot?: number;
   inject: boolean;
-  /** Control vectors VM code may cvec_load by name (from --control-vector). */
+  /** From --control-vector: applied to every turn, and loadable by name with cvec_load. */
+  controlVector?: ReadonlyMap<number, Float32Array>;
   vectors?: ReadonlyMap<string, ControlVector>;
 }
 
@@ -190,6 +191,7 @@ export class ChatSession {
           live: this.live,
           reusePrefix: true,
           vectors: this.settings.vectors,
+          controlVector: this.settings.controlVector,
         },
       ])) {
         this.observe(ev);

@@ -12,7 +12,7 @@ import { pipeLoop, ttyLoop } from "../chat/repl.js";
 import { openModelWithProgress } from "../chat/loading.js";
 import { modelCacheDir } from "./models.js";
 import { basename } from "node:path";
-import { applyVectorArguments } from "../../steer/vector-args.js";
+import { vectorRequest } from "../../steer/vector-args.js";
 
 export interface ChatOptions extends ModelOptionValues {
   system?: string;
@@ -62,7 +62,7 @@ export async function chatCommand(opts: ChatOptions = {}): Promise<number> {
     return 1;
   }
   try {
-    settings.vectors = applyVectorArguments(opts.controlVector, engine);
+    Object.assign(settings, vectorRequest(opts.controlVector, engine));
   } catch (err) {
     process.stderr.write(`ruffian chat: ${(err as Error).message}\n`);
     engine.dispose();

@@ -1,10 +1,12 @@
 // `ruffian steer train`: a control vector from contrastive examples (one per line), written in
 // llama.cpp's control-vector GGUF format.
-import { readFileSync } from "node:fs";
+import { closeSync } from "node:fs";
 import { openEngine } from "../../engine/open.js";
 import { defaultModelPath } from "../../paths.js";
 import { writeControlVector } from "../../steer/control-vector.js";
 import { parseLayers, trainControlVector, type TrainMethod } from "../../steer/train.js";
+import { UsageError } from "../errors.js";
+import { openOutputFile, readOptionFile } from "../files.js";
 
 export interface SteerTrainOptions {
   model?: string;
@@ -16,17 +18,11 @@ export interface SteerTrainOptions {
 }
 
 function examples(flag: string, path: string): string[] {
-  let text: string;
-  try {
-    text = readFileSync(path, "utf8");
-  } catch (err) {
-    throw new Error(`${flag}: cannot read ${path}: ${(err as NodeJS.ErrnoException).code ?? err}`);
-  }
-  const lines = text
+  const lines = readOptionFile(flag, path)
     .split("\n")
     .map((l) => l.trim())
     .filter(Boolean);
-  if (lines.length === 0) throw new Error(`${flag}: ${path} has no examples (one per line)`);
+  if (lines.length === 0) throw new UsageError(`${flag}: ${path} has no examples (one per line)`);
   return lines;
 }
 
@@ -35,10 +31,16 @@ export async function steerTrainCommand(opts: SteerTrainOptions): Promise<number
   const method = (opts.method ?? "pca") as TrainMethod;
   const positives = examples("--positive", opts.positive);
   const negatives = examples("--negative", opts.negative);
+  closeSync(openOutputFile("--out", opts.out));
   const engine = await openEngine(opts.model ?? defaultModelPath, { download: false });
   try {
     const nLayer = engine.capabilities.nLayer;
-    const layers = parseLayers(opts.layers ?? `1-${nLayer - 1}`, nLayer);
+    let layers: number[];
+    try {
+      layers = parseLayers(opts.layers ?? `1-${nLayer - 1}`, nLayer);
+    } catch (err) {
+      throw new UsageError((err as Error).message);
+    }
     const cv = trainControlVector(engine, positives, negatives, { method, layers });
     writeControlVector(opts.out, cv);
     const norms = [...cv.directions]

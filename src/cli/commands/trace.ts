@@ -5,6 +5,9 @@ import { defaultModelPath } from "../../paths.js";
 import { expandHookPoints } from "../../steer/hook-points.js";
 import { writeSafetensors } from "../../steer/safetensors.js";
 import { traceTokens } from "../../steer/trace.js";
+import { UsageError } from "../errors.js";
+import { openOutputFile } from "../files.js";
+import { closeSync } from "node:fs";
 
 export interface TraceOptions {
   model?: string;
@@ -14,9 +17,16 @@ export interface TraceOptions {
 }
 
 export async function traceCommand(opts: TraceOptions): Promise<number> {
+  // A path that cannot be written fails before the model loads.
+  closeSync(openOutputFile("--out", opts.out));
   const engine = await openEngine(opts.model ?? defaultModelPath, { download: false });
   try {
-    const points = expandHookPoints(opts.hooks, engine.capabilities);
+    let points;
+    try {
+      points = expandHookPoints(opts.hooks, engine.capabilities);
+    } catch (err) {
+      throw new UsageError(`--hooks: ${(err as Error).message}`);
+    }
     const tokens = engine.tokenize(opts.prompt, { addSpecial: true });
     if (tokens.length > engine.capabilities.contextSize)
       throw new Error(
