@@ -795,6 +795,11 @@ class Parser {
       this.serialize(init, bytes, 0);
       this.inits.push({ addr: v.addr, bytes });
     } catch (e) {
+      if (e instanceof RangeError)
+        throw typeError(
+          `initializer of '${v.name}' is not supported (it does not fit the object's layout)`,
+          at,
+        );
       if (!(e instanceof NotConstant)) throw e;
       if (this.scopes.length > 0 || this.fn)
         throw typeError(`initializer of static '${v.name}' is not a constant`, at);

@@ -660,9 +660,11 @@ function toVmError(e: unknown, fallback: VmErrorKind): VmError {
     };
   if (e instanceof RangeError && /Array buffer allocation|Out of memory/i.test(msg))
     return { kind: "limit", message: "out of memory", line: 0, column: 0 };
+  // Anything else was thrown by host code the program called (an intrinsic refusing its
+  // arguments, say): its message names the problem, and execute() adds the call's position.
   return {
     kind: fallback === "syntax" ? "runtime" : fallback,
-    message: `internal error: ${msg}`,
+    message: msg,
     line: 0,
     column: 0,
   };
