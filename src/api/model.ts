@@ -1,6 +1,7 @@
 // The library's model: load a GGUF model (a path or an hf: URI) and generate from it with the VM
 // in the decode loop, as an async iterator of events. The CLI and the server use this same class.
 import { openEngine } from "../engine/open.js";
+import type { ControlVector } from "../steer/control-vector.js";
 import type { LlamaEngine } from "../engine/open.js";
 import type { DeviceChoice } from "../engine/llama/library.js";
 import { DecodeLoop } from "../decode/loop.js";
@@ -53,6 +54,10 @@ export interface GenerateOptions {
   vm?: VmSessionHandle;
   /** Stops the generation; the last event is then `done` with reason "aborted". */
   signal?: AbortSignal;
+  /** Control vectors VM code may load by name with cvec_load (see docs/steering.md). */
+  vectors?: ReadonlyMap<string, ControlVector>;
+  /** A control vector (layer → scaled direction) applied for this generation, prompt included. */
+  controlVector?: ReadonlyMap<number, Float32Array>;
 }
 
 /** A VM session bound to a model, kept across generate() calls (see GenerateOptions.vm). */
@@ -112,6 +117,8 @@ export class Model {
         hook: options.hook,
         inject: options.inject ?? true,
         live: options.vm?.live,
+        vectors: options.vectors,
+        controlVector: options.controlVector,
       },
     ]);
     return failOnBrokenSetup(events, hookName);

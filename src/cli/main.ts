@@ -24,6 +24,12 @@ const SHELLS = ["bash", "zsh", "fish"] as const;
 
 const MODELS_DIR_HELP = "model cache (default $RUFFIAN_MODELS_DIR or ~/.node-llama-cpp/models)";
 
+const CONTROL_VECTOR_FLAG = "--control-vector <file[:scale]>";
+const CONTROL_VECTOR_HELP =
+  "add a control-vector GGUF (repeatable; VM code can cvec_load it by basename)";
+/** Collects a repeatable option's values. */
+const collect = (value: string, previous: string[]) => [...previous, value];
+
 /** Adds options to a command (commander's addOption takes one at a time). */
 function withOptions(command: Command, options: Option[]): Command {
   for (const option of options) command.addOption(option);
@@ -90,6 +96,7 @@ export function buildProgram(): Command {
     .option("--no-inject", "detect regions but do not run them or inject results")
     .option("--events <file>", "write the event stream as JSON lines")
     .option("--stats", "print generation statistics to stderr")
+    .option(CONTROL_VECTOR_FLAG, CONTROL_VECTOR_HELP, collect, [])
     .action(async (opts: import("./commands/run.js").RunOptions) => {
       const { runCommand } = await import("./commands/run.js");
       process.exitCode = await runCommand(opts);
@@ -113,6 +120,7 @@ export function buildProgram(): Command {
     .option("--hook <file>", "C hook program to run before the first generation")
     .option("--no-inject", "detect regions but do not run them or inject results")
     .option("--models-dir <dir>", MODELS_DIR_HELP)
+    .option(CONTROL_VECTOR_FLAG, CONTROL_VECTOR_HELP, collect, [])
     .action(async (opts: import("./commands/chat.js").ChatOptions) => {
       const { chatCommand } = await import("./commands/chat.js");
       process.exitCode = await chatCommand(opts);
@@ -173,6 +181,12 @@ export function buildProgram(): Command {
       ),
     )
     .option("--glass-box", "record activations so kv_read, emb_read, attn_score work (slower)")
+    .option(
+      CONTROL_VECTOR_FLAG,
+      "add a control-vector GGUF to every request (repeatable; llama.cpp's own, context-wide)",
+      collect,
+      [],
+    )
     .option("--models-dir <dir>", MODELS_DIR_HELP)
     .action(async (opts: import("./commands/serve.js").ServeCommandOptions) => {
       const { serveCommand } = await import("./commands/serve.js");
@@ -198,11 +212,69 @@ export function buildProgram(): Command {
     .option("--table", "compare (a) with the VM, (b) injection off, (c) a baseline model")
     .option(
       "--baseline <path>",
-      "baseline model of --table (default: models/ruffian-nano-direct.gguf)",
+      "baseline model of --table and --compare (default: models/ruffian-nano-direct.gguf)",
     )
+    .option("--questions <file>", "JSON-lines question set (same as --set)")
+    .option(
+      "--few-shot <counts>",
+      "sweep worked examples in the prompt, e.g. 0,1,2,5,10 (any model; eval/algorithm-questions.jsonl is a set for it)",
+    )
+    .option("--compare", "in-band vs tool calls vs direct answers, with the cost of each answer")
+    .option(
+      "--tools-model <path>",
+      "model of --compare's tool-call mode (default: models/ruffian-nano-tools.gguf)",
+    )
+    .option("--plot <file.svg>", "where --few-shot or --compare writes its plot")
     .action(async (opts: import("./commands/eval.js").EvalCommandOptions) => {
       const { evalCommand } = await import("./commands/eval.js");
       process.exitCode = await evalCommand(opts);
+    });
+
+  // ---- steering and interpretability (issue 17) ----
+  program
+    .command("trace")
+    .description("run a prompt with the cache on and write hook points to a safetensors file")
+    .option("-m, --model <path>", "GGUF model file or hf: URI (default: the shipped model)")
+    .requiredOption("-p, --prompt <text>", "prompt text (BOS added)")
+    .option("--hooks <names>", "hook points, comma-separated, * globs", "blocks.*.hook_resid_post")
+    .requiredOption("--out <file>", "safetensors file to write")
+    .action(async (opts: import("./commands/trace.js").TraceOptions) => {
+      const { traceCommand } = await import("./commands/trace.js");
+      process.exitCode = await traceCommand(opts);
+    });
+  program
+    .command("lens")
+    .description("logit lens: each layer's top tokens through the final norm and unembedding")
+    .option("-m, --model <path>", "GGUF model file or hf: URI (default: the shipped model)")
+    .requiredOption("-p, --prompt <text>", "prompt text (BOS added)")
+    .addOption(
+      new Option("--top <k>", "tokens shown per layer and position")
+        .argParser(integerAtLeast(1))
+        .default(3),
+    )
+    .option("--json", "print the whole grid as JSON")
+    .action(async (opts: import("./commands/lens.js").LensOptions) => {
+      const { lensCommand } = await import("./commands/lens.js");
+      process.exitCode = await lensCommand(opts);
+    });
+  program
+    .command("steer")
+    .description("control vectors (llama.cpp's GGUF format)")
+    .command("train")
+    .description("train a control vector from contrastive examples, one per line")
+    .option("-m, --model <path>", "GGUF model file or hf: URI (default: the shipped model)")
+    .requiredOption("--positive <file>", "examples of the wanted behaviour")
+    .requiredOption("--negative <file>", "examples of its opposite (paired line by line for pca)")
+    .addOption(
+      new Option("--method <name>", "pca (repeng's pca_diff) or mean-diff")
+        .choices(["pca", "mean-diff"])
+        .default("pca"),
+    )
+    .option("--layers <list>", "layers to steer, e.g. 1-4 or 2,5 (default: 1..last)")
+    .requiredOption("--out <file>", "control-vector GGUF to write")
+    .action(async (opts: import("./commands/steer.js").SteerTrainOptions) => {
+      const { steerTrainCommand } = await import("./commands/steer.js");
+      process.exitCode = await steerTrainCommand(opts);
     });
 
   program

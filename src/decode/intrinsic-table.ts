@@ -10,9 +10,10 @@
 import type { Engine } from "../engine/types.js";
 import type { IntrinsicContext } from "../vm/intrinsics.js";
 import type { LogitState } from "./logit-state.js";
+import { activationRow, hookNamed, l2, type SteeringHost } from "../steer/intrinsics.js";
 
 /** What the loop provides to the intrinsics of one sequence. */
-export interface IntrinsicHost {
+export interface IntrinsicHost extends SteeringHost {
   readonly engine: Engine;
   readonly seq: number;
   /** The logits VM code is looking at right now; throws when there are none. */
@@ -342,6 +343,67 @@ export const INTRINSIC_TABLE: readonly IntrinsicSpec[] = [
       checkIndex("dimension", dim, caps.nEmbd);
       h.addActivation(layer, dim, delta / 1000);
     },
+  },
+
+  {
+    signature: "float act_read(char *name, int pos, int dim)",
+    group: "steering",
+    units: "activation",
+    doc: "one value of a hook point by TransformerLens name, e.g. `blocks.2.hook_resid_post` (docs/steering.md)",
+    impl: (h, ctx, name: number, pos: number, dim: number) => {
+      const row = activationRow(
+        h.engine,
+        h.seq,
+        hookNamed(h.engine, ctx.readString(name, 256)),
+        pos,
+      );
+      checkIndex("dimension", dim, row.length);
+      return row[dim]!;
+    },
+  },
+  {
+    signature: "float act_norm(char *name, int pos)",
+    group: "steering",
+    units: "activation",
+    doc: "L2 norm of a hook point's row at a position",
+    impl: (h, ctx, name: number, pos: number) =>
+      l2(activationRow(h.engine, h.seq, hookNamed(h.engine, ctx.readString(name, 256)), pos)),
+  },
+  {
+    signature: "int cvec_load(char *name)",
+    group: "steering",
+    units: "id",
+    doc: "id of a control vector given with --control-vector (by basename)",
+    impl: (h, ctx, name: number) => h.loadVector(ctx.readString(name, 256)),
+  },
+  {
+    signature: "void cvec_apply(int id, int scale)",
+    group: "steering",
+    units: "scale × 1000",
+    doc: "applies control vector `id` × scale / 1000 to this sequence from the next forward pass on",
+    impl: (h, _c, id: number, scale: number) => h.applyVector(id, scale / 1000),
+  },
+  {
+    signature: "void cvec_clear(void)",
+    group: "steering",
+    units: "",
+    doc: "removes this sequence's control vector",
+    impl: (h) => h.clearVector(),
+  },
+  {
+    signature: "int vm_lookahead(int token, int steps)",
+    group: "steering",
+    units: "millinats",
+    doc: "mean entropy over a scratch continuation (token, then greedy), discarded afterwards",
+    impl: (h, _c, token: number, steps: number) => milli(h.lookahead(token, steps, "entropy")),
+  },
+  {
+    signature: "float vm_lookahead_norm(int token, int steps, char *name)",
+    group: "steering",
+    units: "activation",
+    doc: "mean act_norm of a hook point over such a scratch continuation",
+    impl: (h, ctx, token: number, steps: number, name: number) =>
+      h.lookahead(token, steps, hookNamed(h.engine, ctx.readString(name, 256))),
   },
 
   // ---- hooks ----

@@ -4,6 +4,7 @@ import { IntrinsicRegistry } from "../vm/intrinsics.js";
 import type { Engine } from "../engine/types.js";
 import type { LogitState } from "./logit-state.js";
 import { INTRINSIC_TABLE, type IntrinsicHost } from "./intrinsic-table.js";
+import type { HookPoint } from "../steer/hook-points.js";
 
 export type { IntrinsicHost } from "./intrinsic-table.js";
 
@@ -61,5 +62,17 @@ export class LiveBinding implements IntrinsicHost {
   }
   addActivation(layer: number, dim: number, delta: number): void {
     this.live().addActivation(layer, dim, delta);
+  }
+  loadVector(name: string): number {
+    return this.live().loadVector(name);
+  }
+  applyVector(id: number, scale: number): void {
+    this.live().applyVector(id, scale);
+  }
+  clearVector(): void {
+    this.live().clearVector();
+  }
+  lookahead(token: number, steps: number, score: "entropy" | HookPoint): number {
+    return this.live().lookahead(token, steps, score);
   }
 }

@@ -24,6 +24,7 @@ import type { Region, RegionSyntax } from "./scanner.js";
 import type { SamplerOptions } from "./sampler.js";
 import { SequenceState, type LiveVm } from "./sequence.js";
 import { MASKED_LOGIT, TOP_K_CAPACITY } from "./logit-state.js";
+import { sameDirections, type ControlVector } from "../steer/control-vector.js";
 
 export interface GenerationRequest {
   /** Engine sequence id (default 0). */
@@ -44,6 +45,10 @@ export interface GenerationRequest {
   live?: LiveVm;
   /** Reuse the longest prefix of the sequence's KV cache that matches the new prompt. */
   reusePrefix?: boolean;
+  /** Control vectors VM code may load by name with cvec_load (see docs/steering.md). */
+  vectors?: ReadonlyMap<string, ControlVector>;
+  /** A control vector (layer → scaled direction) for this request only, prompt included. */
+  controlVector?: ReadonlyMap<number, Float32Array>;
   /** Sandbox profile of the sequence's VM session when it makes one (default: the VM's). */
   profile?: VmProfileName;
   /** Token events carry this many most likely alternatives with log-probabilities (default 0). */
@@ -71,6 +76,16 @@ const YIELD_EVERY_MS = 5;
 
 /** Tokens currently in each engine sequence, so a later request can reuse a common prefix. */
 const kvContents = new WeakMap<Engine, Map<number, number[]>>();
+
+/** The control vector each sequence's cached KV was computed under: a prefix is only reused
+ * under the same one. */
+const kvVectors = new WeakMap<Engine, Map<number, ReadonlyMap<number, Float32Array> | null>>();
+
+function kvVectorOf(engine: Engine): Map<number, ReadonlyMap<number, Float32Array> | null> {
+  let m = kvVectors.get(engine);
+  if (!m) kvVectors.set(engine, (m = new Map()));
+  return m;
+}
 
 function kvOf(engine: Engine, seq: number): number[] {
   let m = kvContents.get(engine);
@@ -161,7 +176,7 @@ export class DecodeLoop {
       yield* this.drain(seqs);
       this.active = seqs.filter((s) => !s.done);
       // Let timers, signals and I/O run every few milliseconds; the decode itself is synchronous.
-      if (intake || performance.now() - lastYield > YIELD_EVERY_MS) {
+      if (performance.now() - lastYield > YIELD_EVERY_MS) {
         await new Promise<void>((resolve) => setImmediate(resolve));
         lastYield = performance.now();
       }
@@ -193,6 +208,8 @@ export class DecodeLoop {
         live: r.live,
         profile: r.profile,
         topLogprobs: r.topLogprobs,
+        vectors: r.vectors,
+        controlVector: r.controlVector,
       });
     });
     const inUse = [...this.active.filter((s) => !s.done), ...seqs].map((s) => s.seq);
@@ -276,7 +293,10 @@ export class DecodeLoop {
       }
       const cached = kvOf(engine, s.seq);
       let keep = 0;
-      if (req.reusePrefix) {
+      if (
+        req.reusePrefix &&
+        sameDirections(kvVectorOf(engine).get(s.seq) ?? null, engine.controlVectorOf(s.seq))
+      ) {
         while (
           keep < cached.length &&
           keep < promptTokens.length &&
@@ -287,6 +307,7 @@ export class DecodeLoop {
         if (keep === promptTokens.length) keep--;
       }
       engine.truncate(s.seq, keep);
+      kvVectorOf(engine).set(s.seq, engine.controlVectorOf(s.seq));
       cached.length = keep;
       s.tokens.push(...promptTokens);
       s.promptLength = promptTokens.length;

@@ -10,6 +10,9 @@ import { LogitState, type LogitEdit } from "./logit-state.js";
 import { bindIntrinsics, LiveBinding, type IntrinsicHost } from "./intrinsics.js";
 import type { DecodeEvent, DoneReason, GenerationStats } from "./events.js";
 import type { LispSession } from "../lisp/session.js";
+import { checkFits, scaledDirections, type ControlVector } from "../steer/control-vector.js";
+import type { HookPoint } from "../steer/hook-points.js";
+import { activationRow, l2 } from "../steer/intrinsics.js";
 
 export interface Checkpoint {
   id: number;
@@ -33,6 +36,10 @@ export interface SequenceOptions {
   inject: boolean;
   /** A VM session that outlives this generation (chat); made with `createLiveVm`. */
   live?: LiveVm;
+  /** Control vectors cvec_load can name. */
+  vectors?: ReadonlyMap<string, ControlVector>;
+  /** A control vector (layer → scaled direction) applied for the whole generation, prompt included. */
+  controlVector?: ReadonlyMap<number, Float32Array>;
   /** Sandbox profile of the VM session made when `live` is not given. */
   profile?: VmProfileName;
   /** Alternatives with probabilities on each token event (0: none). */
@@ -120,6 +127,10 @@ export class SequenceState implements IntrinsicHost {
     this.scanner = new RegionScanner({ syntaxes: options.syntaxes });
     this.sampler = new Sampler(engine.capabilities.nVocab, options.sampling);
     this.logitState = new LogitState(engine.capabilities.nVocab);
+    if (options.controlVector) {
+      this.vectorBefore = engine.controlVectorOf(this.seq);
+      engine.setControlVector(this.seq, options.controlVector);
+    }
   }
 
   get text(): string {
@@ -175,6 +186,67 @@ export class SequenceState implements IntrinsicHost {
     v[dim] = v[dim]! + delta;
   }
 
+  // ---- control vectors and lookahead (src/steer/intrinsics.ts) ----
+  private readonly vectorNames: string[] = [];
+  /** What VM code applied last (null: cleared), to skip repeated identical calls. */
+  private appliedVector: { id: number; scale: number } | null | undefined = undefined;
+  /** The sequence's vector before this generation changed it, restored when it ends
+   * (undefined: nothing changed). */
+  private vectorBefore: ReadonlyMap<number, Float32Array> | null | undefined = undefined;
+  private lookaheadLogits: LogitState | undefined;
+
+  loadVector(name: string): number {
+    const cv = this.options.vectors?.get(name);
+    if (!cv) {
+      const known = [...(this.options.vectors?.keys() ?? [])];
+      throw new Error(
+        `cvec_load: no control vector named '${name}' (` +
+          (known.length ? `known: ${known.join(", ")}` : "none given; pass --control-vector FILE") +
+          ")",
+      );
+    }
+    checkFits(cv, this.engine.capabilities, name);
+    let i = this.vectorNames.indexOf(name);
+    if (i < 0) i = this.vectorNames.push(name) - 1;
+    return i + 1;
+  }
+  private touchVector(): void {
+    if (this.vectorBefore === undefined) this.vectorBefore = this.engine.controlVectorOf(this.seq);
+  }
+  applyVector(id: number, scale: number): void {
+    const name = this.vectorNames[id - 1];
+    if (name === undefined)
+      throw new RangeError(`cvec_apply: no control vector ${id} (use cvec_load)`);
+    if (!Number.isFinite(scale)) throw new RangeError(`cvec_apply: bad scale ${scale}`);
+    const a = this.appliedVector;
+    if (a && a.id === id && a.scale === scale) return;
+    this.touchVector();
+    // Through the graph tap: hooks toggle vectors per token, and each change of llama.cpp's own
+    // control vector makes its scheduler re-plan the graph.
+    const directions = scaledDirections(this.options.vectors!.get(name)!, scale);
+    this.engine.setControlVector(this.seq, directions, { via: "tap" });
+    this.appliedVector = { id, scale };
+  }
+  clearVector(): void {
+    if (this.appliedVector === null) return;
+    this.touchVector();
+    this.engine.setControlVector(this.seq, null, { via: "tap" });
+    this.appliedVector = null;
+  }
+  lookahead(token: number, steps: number, score: "entropy" | HookPoint): number {
+    const engine = this.engine;
+    if (!Number.isInteger(steps) || steps < 1 || steps > 256)
+      throw new RangeError(`vm_lookahead: steps ${steps} is outside 1..256`);
+    this.lookaheadLogits ??= new LogitState(engine.capabilities.nVocab);
+    const state = this.lookaheadLogits;
+    const scores = engine.lookahead(this.seq, token, steps, (logits, pos) => {
+      if (score !== "entropy") return l2(activationRow(engine, this.seq, score, pos));
+      state.load(logits);
+      return state.entropy();
+    });
+    return scores.reduce((a, b) => a + b, 0) / scores.length;
+  }
+
   /** Runs `fn` with the VM phase set, so intrinsics know what a checkpoint means. */
   inPhase<T>(phase: VmPhase, fn: () => T): T {
     const before = this.phase;
@@ -190,6 +262,10 @@ export class SequenceState implements IntrinsicHost {
     if (this.done) return;
     this.done = true;
     this.live.binding.target = null;
+    if (this.vectorBefore !== undefined) {
+      this.engine.setControlVector(this.seq, this.vectorBefore);
+      this.vectorBefore = undefined;
+    }
     const totalMs = performance.now() - this.startedAt;
     this.stats.totalMs = totalMs;
     this.stats.sampledTokens = this.sampled;

@@ -85,8 +85,18 @@ export interface ObservationStats {
   budgetExceeded: boolean;
 }
 
+/** Work an engine has done since it was opened (what evaluations compare modes by). */
+export interface EngineCounters {
+  /** llama_decode calls: one forward pass of the model over a batch of tokens. */
+  forwardPasses: number;
+  /** Tokens those passes evaluated (prompt, sampled and injected tokens alike). */
+  tokensEvaluated: number;
+}
+
 export interface Engine {
   readonly model: ModelInfo;
+  /** Present on engines that count their forward passes (the llama.cpp engine does). */
+  readonly counters?: EngineCounters;
   readonly capabilities: Capabilities;
   readonly special: SpecialTokens;
 
@@ -144,6 +154,33 @@ export interface Engine {
   /** Queues an edit of layer `layer`'s output hidden state (`l_out-N`) for the next decode(s). */
   steer(layer: number, edit: SteerEdit, options?: SteerOptions): void;
   clearSteering(): void;
+
+  /**
+   * Adds a control vector to one sequence's residual stream (`l_out-L` += direction, for each
+   * layer L in the map, directions already scaled) on every decode until replaced or cleared
+   * with null. llama.cpp's own control-vector path serves single-sequence contexts; otherwise the
+   * graph tap applies it to that sequence's rows only. `via: "tap"` forces the tap: each change
+   * of llama.cpp's vector makes its scheduler re-plan the graph, which per-token toggles avoid.
+   */
+  setControlVector(
+    seq: number,
+    layers: ReadonlyMap<number, Float32Array> | null,
+    options?: { via?: "auto" | "tap" },
+  ): void;
+  /** The control vector set on a sequence (null when none). */
+  controlVectorOf(seq: number): ReadonlyMap<number, Float32Array> | null;
+  /**
+   * Runs a scratch continuation of `seq`: decodes `first`, then greedy tokens, `steps` forward
+   * passes in all, calling `score` on each pass's logits (and position); then removes it again.
+   * The sequence's KV cache, recordings and every sequence's current logits are left exactly as
+   * they were. Returns the scores in order.
+   */
+  lookahead(
+    seq: number,
+    first: Token,
+    steps: number,
+    score: (logits: Float32Array, pos: number) => number,
+  ): number[];
 
   dispose(): void;
 }

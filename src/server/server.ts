@@ -2,6 +2,7 @@
 // continuous-batching scheduler and the Fastify app, and listens (loopback by default).
 import { basename } from "node:path";
 import { openEngine } from "../engine/open.js";
+import { applyToContext } from "../steer/vector-args.js";
 import type { LlamaEngine } from "../engine/open.js";
 import type { VmProfileName } from "../vm/limits.js";
 import { buildApp, type ServerApp, type ServerContext } from "./app.js";
@@ -38,6 +39,8 @@ export interface ServeOptions {
   glassBox?: boolean;
   /** Model cache folder for hf: URIs. */
   modelsDir?: string;
+  /** `FILE[:SCALE]` control vectors added for every request (llama.cpp's own, context-wide). */
+  controlVectors?: readonly string[];
 }
 
 export interface RunningServer {
@@ -60,11 +63,16 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
     // Each slot holds --ctx cells, by default the model's training context (at most 4096).
     contextSize: (train) => (options.ctx ?? Math.min(train > 0 ? train : 4096, 4096)) * slots,
     batchSize: Math.max(512, slots),
+    // Without the glass box, each slot gets its own KV stream: a token then attends only to its
+    // own sequence's cells, not to every cell the other slots hold (measured in docs/server.md).
+    glassBox: options.glassBox === true,
+    kvUnified: options.glassBox === true,
     threads: options.threads,
     download: false,
     directory: options.modelsDir,
   });
   try {
+    applyToContext(options.controlVectors, engine);
     return await listen(engine, options, slots);
   } catch (err) {
     engine.dispose();

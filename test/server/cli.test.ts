@@ -41,9 +41,9 @@ test("ruffian serve prints its URL, answers on loopback and stops on SIGTERM", a
 
 test("bad serve options exit 2 with a message naming the option", () => {
   for (const [args, pattern] of [
-    [["--slots", "0"], /--slots must be an integer ≥ 1/],
-    [["--port", "http"], /--port must be an integer/],
-    [["--profile", "giant"], /--profile must be one of/],
+    [["--slots", "0"], /--slots <n>' argument '0' is invalid. expected an integer from 1 to 256/],
+    [["--port", "http"], /--port <port>' argument 'http' is invalid. expected an integer/],
+    [["--profile", "giant"], /--profile <name>' argument 'giant' is invalid. Allowed choices are/],
     [["--api-key", "a", "--api-key-file", "b"], /either --api-key or --api-key-file/],
   ] as const) {
     const r = spawnSync(process.execPath, [bin, "serve", ...args], { encoding: "utf8" });

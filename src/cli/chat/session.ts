@@ -9,6 +9,7 @@ import { createLiveVm, type LiveVm } from "../../decode/sequence.js";
 import type { SamplerOptions } from "../../decode/sampler.js";
 import type { VmOutcome } from "../../vm/result.js";
 import { builtinSystemPrompt, fewShotPrefix, DEFAULT_FEW_SHOT } from "./system-prompt.js";
+import type { ControlVector } from "../../steer/control-vector.js";
 
 export interface ChatSettings {
   maxTokens: number;
@@ -18,6 +19,9 @@ export interface ChatSettings {
   /** Worked examples: in the built-in system prompt, or as a prefix for plain models. */
   fewShot?: number;
   inject: boolean;
+  /** From --control-vector: applied to every turn, and loadable by name with cvec_load. */
+  controlVector?: ReadonlyMap<number, Float32Array>;
+  vectors?: ReadonlyMap<string, ControlVector>;
 }
 
 /** A hook function in play: how many more tokens it will be called for. */
@@ -186,6 +190,8 @@ export class ChatSession {
           inject: this.settings.inject,
           live: this.live,
           reusePrefix: true,
+          vectors: this.settings.vectors,
+          controlVector: this.settings.controlVector,
         },
       ])) {
         this.observe(ev);

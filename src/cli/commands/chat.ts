@@ -12,6 +12,7 @@ import { pipeLoop, ttyLoop } from "../chat/repl.js";
 import { openModelWithProgress } from "../chat/loading.js";
 import { modelCacheDir } from "./models.js";
 import { basename } from "node:path";
+import { vectorRequest } from "../../steer/vector-args.js";
 
 export interface ChatOptions extends ModelOptionValues {
   system?: string;
@@ -26,6 +27,7 @@ export interface ChatOptions extends ModelOptionValues {
   inject?: boolean;
   /** Model cache folder for hf: URIs. */
   modelsDir?: string;
+  controlVector?: string[];
 }
 
 export async function chatCommand(opts: ChatOptions = {}): Promise<number> {
@@ -57,6 +59,13 @@ export async function chatCommand(opts: ChatOptions = {}): Promise<number> {
     });
   } catch (err) {
     process.stderr.write(`ruffian chat: ${(err as Error).message}\n`);
+    return 1;
+  }
+  try {
+    Object.assign(settings, vectorRequest(opts.controlVector, engine));
+  } catch (err) {
+    process.stderr.write(`ruffian chat: ${(err as Error).message}\n`);
+    engine.dispose();
     return 1;
   }
   try {

@@ -9,6 +9,7 @@ import { StreamPrinter } from "../render.js";
 import { paint } from "../style.js";
 import { ReportedFailure, UsageError } from "../errors.js";
 import type { ModelOptionValues } from "../options.js";
+import { vectorRequest } from "../../steer/vector-args.js";
 
 export interface RunOptions extends ModelOptionValues {
   prompt?: string;
@@ -22,6 +23,7 @@ export interface RunOptions extends ModelOptionValues {
   raw?: boolean;
   inject?: boolean;
   stats?: boolean;
+  controlVector?: string[];
 }
 
 export async function runCommand(opts: RunOptions): Promise<number> {
@@ -35,6 +37,7 @@ export async function runCommand(opts: RunOptions): Promise<number> {
       device: opts.device,
       threads: opts.threads,
     });
+    const vectors = vectorRequest(opts.controlVector, model.engine);
     const plain = opts.raw === true || model.promptStyle === "plain";
     let events;
     try {
@@ -51,6 +54,7 @@ export async function runCommand(opts: RunOptions): Promise<number> {
         hook,
         hookName: opts.hook,
         inject: opts.inject !== false,
+        ...vectors,
       });
     } catch (err) {
       if (err instanceof HookError) throw new ReportedFailure(err.message);

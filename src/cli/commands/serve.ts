@@ -18,6 +18,7 @@ export interface ServeCommandOptions {
   deadline?: number;
   glassBox?: boolean;
   modelsDir?: string;
+  controlVector?: string[];
 }
 
 function apiKeys(opts: ServeCommandOptions): string[] {
@@ -59,6 +60,7 @@ export async function serveCommand(opts: ServeCommandOptions): Promise<number> {
       deadlineMs: opts.deadline !== undefined ? opts.deadline * 1000 : undefined,
       glassBox: opts.glassBox === true,
       modelsDir: modelCacheDir(opts.modelsDir),
+      controlVectors: opts.controlVector,
     };
   } catch (err) {
     process.stderr.write(`ruffian serve: ${(err as Error).message}\n`);

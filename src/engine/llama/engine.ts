@@ -6,6 +6,7 @@ import { totalmem } from "node:os";
 import { EngineError } from "../errors.js";
 import { defaultThreadCount } from "../threads.js";
 import type {
+  EngineCounters,
   Capabilities,
   ChatMessage,
   DecodeItem,
@@ -21,6 +22,7 @@ import type {
 import { LLAMA_FLASH_ATTN_TYPE_DISABLED } from "./abi.js";
 import { loadLlamaLibrary, takeRecentLog, type DeviceChoice, type LlamaApi } from "./library.js";
 import { ObservationBudget, SequenceRecordings, type ModelShape } from "./recordings.js";
+import { llamaVectorData } from "../../steer/control-vector.js";
 import { GraphTap, type BatchLayout, type CapturedTensor, type PendingSteer } from "./tap.js";
 
 export interface LlamaEngineOptions {
@@ -44,6 +46,12 @@ export interface LlamaEngineOptions {
   glassBox?: boolean;
   /** Memory cap for recorded activations (default 256 MiB). */
   observeBudgetBytes?: number;
+  /**
+   * One KV buffer shared by all sequences (default true). false gives each sequence its own
+   * stream of contextSize / sequences cells: faster batched decoding of many sequences, but
+   * llama.cpp may then split and reorder a batch, so glass-box reads and steering are off.
+   */
+  kvUnified?: boolean;
 }
 
 const GGUF_MAGIC = "GGUF";
@@ -78,6 +86,12 @@ function checkModelFile(path: string): void {
       "not-gguf",
       `not a GGUF model file: ${path} (starts with ${JSON.stringify(head.toString("latin1", 0, Math.min(read, 4)))}, expected "GGUF")`,
     );
+}
+
+function argmax(values: Float32Array): number {
+  let best = 0;
+  for (let i = 1; i < values.length; i++) if (values[i]! > values[best]!) best = i;
+  return best;
 }
 
 function utf8(buf: Buffer, length: number): string {
@@ -144,6 +158,8 @@ export class LlamaEngine implements Engine {
   readonly model: ModelInfo;
   readonly capabilities: Capabilities;
   readonly special: SpecialTokens;
+  /** Forward passes run so far (llama_decode calls) and the tokens they evaluated. */
+  readonly counters: EngineCounters = { forwardPasses: 0, tokensEvaluated: 0 };
 
   private ctx: bigint = NULL;
   private readonly vocab: bigint;
@@ -154,10 +170,22 @@ export class LlamaEngine implements Engine {
   private readonly recordings = new Map<number, SequenceRecordings>();
   private readonly lengths: Int32Array;
   private steering: PendingSteer[] = [];
+  /** Control vectors applied through the graph tap, per sequence (persistent edits). */
+  private readonly vectorSteers = new Map<number, PendingSteer[]>();
+  /** Whether llama.cpp's own control vector (llama_set_adapter_cvec) is set on the context. */
+  private nativeVector = false;
+  /** The sequence whose setControlVector put llama.cpp's vector in place (undefined: global). */
+  private nativeOwner: number | undefined;
+  /** The control vector of each sequence, as given to setControlVector. */
+  private readonly vectorOf = new Map<number, ReadonlyMap<number, Float32Array>>();
+  /** Logits copied aside by lookahead(), served by logits() until the next decode. */
+  private readonly restoredLogits = new Map<number, Float32Array>();
   /** Batch index of each sequence's logits row in the last llama_decode. */
   private logitRows = new Map<number, number>();
   private readonly logitViews = new Map<bigint, Float32Array>();
   private disposed = false;
+  /** Cells of each sequence's own KV stream (kvUnified: false); undefined when shared. */
+  private readonly cellsPerSequence: number | undefined;
 
   // Batch arrays live in native memory (koffi.alloc) so their addresses never move.
   private readonly nativeBlocks: bigint[] = [];
@@ -204,7 +232,8 @@ export class LlamaEngine implements Engine {
         : (options.contextSize ?? Math.min(trainCtx > 0 ? trainCtx : 4096, 4096));
     const sequences = options.sequences ?? 1;
     const threads = options.threads ?? defaultThreadCount();
-    const glassBox = options.glassBox ?? true;
+    const kvUnified = options.kvUnified ?? true;
+    const glassBox = (options.glassBox ?? true) && kvUnified;
     if (!Number.isInteger(contextSize) || contextSize < 1 || contextSize > 0xffffffff)
       throw new EngineError(
         "argument",
@@ -235,7 +264,7 @@ export class LlamaEngine implements Engine {
     // Attention probabilities exist as a tensor only without flash attention.
     cp.flash_attn_type = LLAMA_FLASH_ATTN_TYPE_DISABLED;
     // A unified KV buffer keeps batch rows in order (no per-sequence split of the ubatch).
-    cp.kv_unified = true;
+    cp.kv_unified = kvUnified;
     cp.cb_eval = this.tap ? this.tap.pointer : null;
     cp.cb_eval_user_data = null;
     takeRecentLog();
@@ -278,6 +307,7 @@ export class LlamaEngine implements Engine {
       logits: logitsPtr,
     };
     this.lengths = new Int32Array(sequences);
+    this.cellsPerSequence = kvUnified ? undefined : Math.floor(api.llama_n_ctx(ctx) / sequences);
 
     const tokenOrUndefined = (t: number): Token | undefined => (t >= 0 ? t : undefined);
     this.special = {
@@ -307,7 +337,8 @@ export class LlamaEngine implements Engine {
       contextSize: api.llama_n_ctx(ctx),
       batchSize: api.llama_n_batch(ctx),
       maxSequences: api.llama_n_seq_max(ctx),
-      threads,
+      // What the context really runs with, read back from llama.cpp.
+      threads: api.llama_n_threads(ctx),
       backend,
       reads: { hidden: glassBox, attention: glassBox, kv: glassBox, finalNorm: glassBox },
       steer: glassBox,
@@ -469,6 +500,12 @@ export class LlamaEngine implements Engine {
         throw new EngineError("argument", `no tokens to decode for sequence ${item.seq}`);
       for (let i = 0; i < item.tokens.length; i++) this.checkToken(item.tokens[i]!);
       total += item.tokens.length;
+      const own = this.cellsPerSequence;
+      if (own !== undefined && this.lengths[item.seq]! + item.tokens.length > own)
+        throw new EngineError(
+          "context-full",
+          `context full: sequence ${item.seq} holds ${this.lengths[item.seq]} of its ${own} cells, ${item.tokens.length} more needed`,
+        );
     }
     let used = 0;
     for (const n of this.lengths) used += n;
@@ -491,8 +528,15 @@ export class LlamaEngine implements Engine {
     const batchSize = this.capabilities.batchSize;
     const steering = this.steering;
     this.steering = steering.filter((s) => s.persistent);
+    const vectors = [...this.vectorSteers.values()].flat();
     try {
-      this.runAll(items, rows, finals, steering, batchSize);
+      this.runAll(
+        items,
+        rows,
+        finals,
+        vectors.length ? steering.concat(vectors) : steering,
+        batchSize,
+      );
     } finally {
       this.tap?.captureNames.clear();
     }
@@ -536,6 +580,7 @@ export class LlamaEngine implements Engine {
     }
     this.batchStruct.n_tokens = n;
     this.logitRows.clear();
+    this.restoredLogits.clear();
     if (this.tap) {
       const layout: BatchLayout = {
         n,
@@ -548,6 +593,8 @@ export class LlamaEngine implements Engine {
     let rc: number;
     try {
       rc = this.api.llama_decode(this.ctx, this.batchStruct);
+      this.counters.forwardPasses++;
+      this.counters.tokensEvaluated += n;
     } finally {
       this.tap?.end();
     }
@@ -580,11 +627,14 @@ export class LlamaEngine implements Engine {
     this.live();
     this.checkSeq(seq);
     const row = this.logitRows.get(seq);
-    if (row === undefined)
+    if (row === undefined) {
+      const restored = this.restoredLogits.get(seq);
+      if (restored) return restored;
       throw new EngineError(
         "argument",
         `no logits for sequence ${seq}: it was not part of the last decode (or was truncated since)`,
       );
+    }
     const ptr = this.api.llama_get_logits_ith(this.ctx, row) as bigint | null;
     if (isNull(ptr))
       throw new EngineError("decode", `llama.cpp has no logits for batch row ${row}`);
@@ -621,6 +671,7 @@ export class LlamaEngine implements Engine {
     this.recordings.get(seq)?.truncate(length);
     this.tap?.forgetCells(seq, length);
     this.logitRows.delete(seq);
+    this.restoredLogits.delete(seq);
   }
 
   // ---- glass box ----
@@ -718,6 +769,130 @@ export class LlamaEngine implements Engine {
 
   clearSteering(): void {
     this.steering = [];
+  }
+
+  setControlVector(
+    seq: number,
+    layers: ReadonlyMap<number, Float32Array> | null,
+    options: { via?: "auto" | "tap" } = {},
+  ): void {
+    this.live();
+    this.checkSeq(seq);
+    const { nEmbd, nLayer, maxSequences } = this.capabilities;
+    if (layers) {
+      for (const [layer, v] of layers) {
+        this.checkLayer(layer);
+        if (v.length !== nEmbd)
+          throw new EngineError(
+            "argument",
+            `control vector for layer ${layer} has ${v.length} values, the model's hidden size is ${nEmbd}`,
+          );
+      }
+    }
+    this.vectorSteers.delete(seq);
+    if (layers) this.vectorOf.set(seq, new Map(layers));
+    else this.vectorOf.delete(seq);
+    // llama.cpp's control vector is context-wide and has no layer 0, so it serves only a
+    // single-sequence context; it costs one ggml_add per layer instead of a graph split.
+    const native =
+      options.via !== "tap" && !!layers && layers.size > 0 && maxSequences === 1 && !layers.has(0);
+    if (native) {
+      const { data, ilStart, ilEnd } = llamaVectorData(layers, nEmbd, nLayer);
+      this.nativeControlVector(data, ilStart, ilEnd);
+      this.nativeOwner = seq;
+      return;
+    }
+    // A context-wide vector set with nativeControlVector() stays; this sequence's own goes.
+    if (this.nativeVector && this.nativeOwner === seq) this.nativeControlVector(null);
+    if (!layers || layers.size === 0) return;
+    if (!this.tap) throw new EngineError("observer", "this engine was opened with glassBox: false");
+    this.vectorSteers.set(
+      seq,
+      [...layers].map(([layer, v]) => ({
+        layer,
+        edit: { add: Float32Array.from(v) },
+        seq,
+        persistent: true,
+      })),
+    );
+  }
+
+  controlVectorOf(seq: number): ReadonlyMap<number, Float32Array> | null {
+    this.checkSeq(seq);
+    return this.vectorOf.get(seq) ?? null;
+  }
+
+  /**
+   * llama.cpp's llama_set_adapter_cvec (formerly llama_apply_adapter_cvec): `data` holds nEmbd
+   * floats per layer starting at layer 1, applied to layers ilStart..ilEnd of every sequence;
+   * null clears it.
+   */
+  nativeControlVector(data: Float32Array | null, ilStart = 1, ilEnd = this.shape.nLayer - 1): void {
+    this.live();
+    const rc = data
+      ? this.api.llama_set_adapter_cvec(
+          this.ctx,
+          data,
+          data.length,
+          this.shape.nEmbd,
+          ilStart,
+          ilEnd,
+        )
+      : this.api.llama_set_adapter_cvec(this.ctx, null, 0, this.shape.nEmbd, -1, -1);
+    if (rc !== 0)
+      throw new EngineError(
+        "argument",
+        `llama.cpp refused the control vector: ${takeRecentLog() || `code ${rc}`}`,
+      );
+    this.nativeVector = data !== null;
+    this.nativeOwner = undefined;
+  }
+
+  lookahead(
+    seq: number,
+    first: Token,
+    steps: number,
+    score: (logits: Float32Array, pos: number) => number,
+  ): number[] {
+    this.live();
+    this.checkSeq(seq);
+    this.checkToken(first);
+    if (!Number.isInteger(steps) || steps < 1)
+      throw new EngineError("argument", `lookahead steps must be a positive integer, got ${steps}`);
+    // Every sequence's current logits are about to be overwritten by the scratch decodes.
+    const saved = new Map<number, Float32Array>();
+    for (const s of new Set([...this.logitRows.keys(), ...this.restoredLogits.keys()]))
+      saved.set(s, Float32Array.from(this.logits(s)));
+    const pending = this.steering;
+    this.steering = pending.filter((s) => s.persistent);
+    const start = this.lengths[seq]!;
+    const scores: number[] = [];
+    try {
+      let token = first;
+      for (let i = 0; i < steps; i++) {
+        this.decode([{ seq, tokens: [token] }]);
+        const logits = this.logits(seq);
+        scores.push(score(logits, start + i));
+        token = argmax(logits);
+      }
+    } finally {
+      this.truncate(seq, start);
+      this.steering = pending;
+      this.logitRows.clear();
+      this.restoredLogits.clear();
+      for (const [s, l] of saved) this.restoredLogits.set(s, l);
+    }
+    return scores;
+  }
+
+  /** llama.cpp's serialized state of one sequence (KV cells and positions); for tests. */
+  sequenceState(seq: number): Buffer {
+    this.live();
+    this.checkSeq(seq);
+    const size = Number(this.api.llama_state_seq_get_size(this.ctx, seq));
+    const buf = Buffer.alloc(size);
+    const written = Number(this.api.llama_state_seq_get_data(this.ctx, buf, size, seq));
+    return buf.subarray(0, written);
   }
 
   /**

@@ -115,6 +115,7 @@ export interface LlamaApi {
   llama_model_is_recurrent: Fn;
   llama_model_is_hybrid: Fn;
   llama_n_ctx: Fn;
+  llama_n_threads: Fn;
   llama_n_batch: Fn;
   llama_n_seq_max: Fn;
   llama_vocab_n_tokens: Fn;
@@ -135,6 +136,9 @@ export interface LlamaApi {
   llama_memory_seq_rm: Fn;
   llama_memory_seq_pos_max: Fn;
   llama_memory_clear: Fn;
+  llama_set_adapter_cvec: Fn;
+  llama_state_seq_get_size: Fn;
+  llama_state_seq_get_data: Fn;
   llama_log_set: Fn;
   ggml_backend_tensor_get: Fn;
   ggml_backend_tensor_set: Fn;
@@ -198,6 +202,7 @@ function declare(llama: LibraryHandle, ggmlBase: LibraryHandle, ggml: LibraryHan
     llama_model_is_recurrent: f(llama, "bool llama_model_is_recurrent(void *model)"),
     llama_model_is_hybrid: f(llama, "bool llama_model_is_hybrid(void *model)"),
     llama_n_ctx: f(llama, "uint32_t llama_n_ctx(void *ctx)"),
+    llama_n_threads: f(llama, "int32_t llama_n_threads(void *ctx)"),
     llama_n_batch: f(llama, "uint32_t llama_n_batch(void *ctx)"),
     llama_n_seq_max: f(llama, "uint32_t llama_n_seq_max(void *ctx)"),
     llama_vocab_n_tokens: f(llama, "int32_t llama_vocab_n_tokens(void *vocab)"),
@@ -233,6 +238,15 @@ function declare(llama: LibraryHandle, ggmlBase: LibraryHandle, ggml: LibraryHan
     ),
     llama_memory_seq_pos_max: f(llama, "int32_t llama_memory_seq_pos_max(void *mem, int32_t seq)"),
     llama_memory_clear: f(llama, "void llama_memory_clear(void *mem, bool data)"),
+    llama_set_adapter_cvec: f(
+      llama,
+      "int32_t llama_set_adapter_cvec(void *ctx, const float *data, size_t len, int32_t n_embd, int32_t il_start, int32_t il_end)",
+    ),
+    llama_state_seq_get_size: f(llama, "size_t llama_state_seq_get_size(void *ctx, int32_t seq)"),
+    llama_state_seq_get_data: f(
+      llama,
+      "size_t llama_state_seq_get_data(void *ctx, _Out_ uint8_t *dst, size_t size, int32_t seq)",
+    ),
     llama_log_set: f(llama, "void llama_log_set(void *cb, void *user_data)"),
     ggml_backend_tensor_get: f(
       ggmlBase,
