@@ -13,6 +13,7 @@ import { ensureRandomModel } from "../src/nano/random-model.js";
 import { defaultThreadCount } from "../src/engine/threads.js";
 import { VocabBuffers } from "../src/decode/vocab-kernels.js";
 import { loadavg } from "node:os";
+import { startClock, type Cost } from "./clock.js";
 
 const tokens = Number(process.argv[2] ?? 200);
 const rounds = Number(process.argv[3] ?? 5);
@@ -43,22 +44,6 @@ async function peer(modelPath: string): Promise<number> {
   return median(times);
 }
 
-interface Cost {
-  /** Wall-clock ms per token. */
-  wall: number;
-  /** CPU ms per token, every thread of the process. */
-  cpu: number;
-}
-
-function clock(): () => Cost {
-  const wall = performance.now();
-  const cpu = process.cpuUsage();
-  return () => {
-    const used = process.cpuUsage(cpu);
-    return { wall: performance.now() - wall, cpu: (used.user + used.system) / 1000 };
-  };
-}
-
 const per = (c: Cost, n: number): Cost => ({ wall: c.wall / n, cpu: c.cpu / n });
 const medianCost = (xs: Cost[]): Cost => ({
   wall: median(xs.map((x) => x.wall)),
@@ -71,7 +56,7 @@ function bareEngine(engine: Engine): Cost {
   const buf = new VocabBuffers(engine.capabilities.nVocab);
   engine.truncate(0, 0);
   engine.decode([{ seq: 0, tokens: engine.tokenize(prompt, { addSpecial: true }) }]);
-  const stop = clock();
+  const stop = startClock();
   for (let i = 0; i < tokens; i++) {
     buf.logits.set(engine.logits(0));
     engine.decode([{ seq: 0, tokens: [buf.argmax()] }]);
@@ -93,7 +78,7 @@ async function loopCost(
   const run = new DecodeLoop(engine, { observe: {}, tokenStats });
   for await (const ev of run.run([{ prompt, maxTokens: tokens + 1, hook }])) {
     if (ev.type === "token") {
-      if (n === 0) stop = clock();
+      if (n === 0) stop = startClock();
       else end = stop!();
       n++;
     }

@@ -7,28 +7,13 @@ import type { Engine, ObserveOptions } from "../src/engine/types.js";
 import { storiesModelPath } from "../src/paths.js";
 import { ensureRandomModel } from "../src/nano/random-model.js";
 import { defaultThreadCount } from "../src/engine/threads.js";
+import { startClock as startPerStep, type Cost } from "./clock.js";
 
 const steps = Number(process.argv[2] ?? 200);
 const rounds = Number(process.argv[3] ?? 5);
 const prompt = "Once upon a time";
 
-/** Wall and process-CPU time per step, ms. CPU time is robust against other processes' load. */
-interface Cost {
-  wall: number;
-  cpu: number;
-}
-
-function startClock(): () => Cost {
-  const wall = performance.now();
-  const cpu = process.cpuUsage();
-  return () => {
-    const used = process.cpuUsage(cpu);
-    return {
-      wall: (performance.now() - wall) / steps,
-      cpu: (used.user + used.system) / 1000 / steps,
-    };
-  };
-}
+const startClock = () => startPerStep(steps);
 
 function argmax(values: Float32Array): number {
   let best = 0;

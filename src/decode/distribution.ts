@@ -131,6 +131,8 @@ export function nucleusCut(
   for (let rank = 8; rank * stride <= SMALL_NUCLEUS && rank <= SAMPLE; rank *= 4) {
     const threshold = sampledRank(logits, stride, rank);
     if (threshold === -Infinity) break;
+    // A mass pass is cheaper than collecting candidates that turn out too few.
+    if (buf.massAbove(threshold) < target) continue;
     const count = buf.collect(threshold);
     let mass = 0;
     for (let i = 0; i < count; i++) mass += weights[index[i]!]!;
@@ -146,8 +148,9 @@ export function nucleusCut(
   }
   const sorted = sample.subarray(0, taken).sort().reverse();
   // Each sampled token stands for `stride` tokens: estimate where the mass reaches the target.
-  let at = 0;
-  let estimate = 0;
+  // The heavy few a sample misses are counted exactly: the mass above the top sampled logit.
+  let at = taken > 0 ? 1 : 0;
+  let estimate = taken > 0 ? buf.massAbove(sorted[0]!) : 0;
   while (at < taken && estimate < target)
     estimate += Math.exp((sorted[at++]! - max) * scale) * stride;
   const spread = Math.ceil(3 * Math.sqrt(at + 1)) + 4;

@@ -124,6 +124,20 @@ const eachVector = (p: number, end: number, body: number[]): number[] => [
   ...op.end,
 ];
 
+/** local ← the f32 (or, with f64x2, f64) param in every lane. */
+const splatInto = (param: number, local: number, splat = f32x4.splat) => [
+  ...get(param),
+  ...splat,
+  ...set(local),
+];
+
+/** base = p (to turn addresses into token ids) and end = p + 4 * n. */
+const startScan = (p: number, n: number, end: number, base: number) => [
+  ...get(p),
+  ...set(base),
+  ...endOf(p, n, end),
+];
+
 /** end = p + 4 * n (n floats). */
 const endOf = (p: number, n: number, end: number) => [
   ...get(p),
@@ -383,15 +397,9 @@ function expKernel(name: string, store: boolean): KernelFn {
     body: [
       ...pool.prologue(),
       ...endOf(p, n, end),
-      ...get(shift),
-      ...f32x4.splat,
-      ...set(vShift),
-      ...get(scale),
-      ...f32x4.splat,
-      ...set(vScale),
-      ...get(cut),
-      ...f32x4.splat,
-      ...set(vCut),
+      ...splatInto(shift, vShift),
+      ...splatInto(scale, vScale),
+      ...splatInto(cut, vCut),
       ...get(sums),
       ...set(blockPtr),
       ...f64c(0),
@@ -458,15 +466,9 @@ function collectKernel(): KernelFn {
     results: [I32],
     locals: [I32, I32, I32, I32, I32, V128, V128, F32],
     body: [
-      ...get(threshold),
-      ...f32x4.splat,
-      ...set(vThreshold),
-      ...get(below),
-      ...f32x4.splat,
-      ...set(vBelow),
-      ...get(p),
-      ...set(base),
-      ...endOf(p, n, end),
+      ...splatInto(threshold, vThreshold),
+      ...splatInto(below, vBelow),
+      ...startScan(p, n, end, base),
       ...eachVector(p, end, [
         ...get(p),
         ...vload(),
@@ -496,12 +498,8 @@ function findKernel(): KernelFn {
     results: [I32],
     locals: [I32, I32, V128, I32],
     body: [
-      ...get(value),
-      ...f32x4.splat,
-      ...set(vValue),
-      ...get(p),
-      ...set(base),
-      ...endOf(p, n, end),
+      ...splatInto(value, vValue),
+      ...startScan(p, n, end, base),
       ...eachVector(p, end, [
         ...get(p),
         ...vload(),
@@ -547,9 +545,7 @@ function massAboveKernel(): KernelFn {
     results: [F64],
     locals: [I32, V128, V128, V128],
     body: [
-      ...get(threshold),
-      ...f32x4.splat,
-      ...set(vThreshold),
+      ...splatInto(threshold, vThreshold),
       ...f64c(0),
       ...f64x2.splat,
       ...set(acc),
@@ -622,9 +618,7 @@ function divideKernel(): KernelFn {
     locals: [I32, V128, V128],
     body: [
       ...endOf(p, n, end),
-      ...get(t),
-      ...f64x2.splat,
-      ...set(vt),
+      ...splatInto(t, vt, f64x2.splat),
       ...eachVector(p, end, [
         ...get(p),
         ...get(p),
@@ -649,12 +643,8 @@ function maskBelowKernel(): KernelFn {
     locals: [I32, V128, V128, V128],
     body: [
       ...endOf(p, n, end),
-      ...get(bound),
-      ...f32x4.splat,
-      ...set(vBound),
-      ...get(value),
-      ...f32x4.splat,
-      ...set(vValue),
+      ...splatInto(bound, vBound),
+      ...splatInto(value, vValue),
       ...eachVector(p, end, [
         ...get(p),
         ...get(vValue),

@@ -4,26 +4,20 @@
 import { Wasm, PAGE, type WasmModule } from "../vm/wasm-api.js";
 import { BLOCK, encodeKernelModule } from "./simd-module.js";
 
+type ExpKernel = (
+  p: number,
+  n: number,
+  shift: number,
+  scale: number,
+  out: number,
+  sums: number,
+  cut: number,
+) => void;
+
 interface KernelExports {
   max(p: number, n: number): number;
-  expStats(
-    p: number,
-    n: number,
-    shift: number,
-    scale: number,
-    out: number,
-    sums: number,
-    cut: number,
-  ): void;
-  expWeights(
-    p: number,
-    n: number,
-    shift: number,
-    scale: number,
-    out: number,
-    sums: number,
-    cut: number,
-  ): void;
+  expStats: ExpKernel;
+  expWeights: ExpKernel;
   collect(p: number, n: number, threshold: number, below: number, out: number): number;
   massAbove(p: number, w: number, n: number, threshold: number): number;
   find(p: number, n: number, value: number): number;
