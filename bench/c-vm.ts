@@ -121,6 +121,8 @@ interface Row {
   name: string;
   compileMs: number;
   run: Cost;
+  /** Median VM run wall time with -fwrapv (no overflow checks). */
+  uncheckedMs: number;
   gcc: Cost | undefined;
   tcc: Cost | undefined;
   note: string;
@@ -148,6 +150,7 @@ function measure(name: string, source: string, peers: Peers): Row {
   const tccSource = writeSource(name, source);
   const vmCompile: number[] = [];
   const vmRun: Cost[] = [];
+  const wrapvRun: number[] = [];
   const gcc: Cost[] = [];
   const tcc: Cost[] = [];
   const notes: string[] = [];
@@ -156,6 +159,9 @@ function measure(name: string, source: string, peers: Peers): Row {
     const outcome = runC(source, { profile: "huge" });
     const cpu = process.cpuUsage(cpuBefore);
     if (!outcome.ok) throw new Error(`${name}: ${outcome.error.kind}: ${outcome.error.message}`);
+    // The same program with signed-overflow checks off (-fwrapv): the checks' cost.
+    const unchecked = runC(source, { profile: "huge", wrapv: true });
+    if (!unchecked.ok) throw new Error(`${name} (wrapv): ${unchecked.error.message}`);
     const native = peers.gcc ? timeProcess(gccBin, []) : undefined;
     const tccRun = peers.tcc ? timeProcess("tcc", ["-run", tccSource, "-lm"]) : undefined;
     if (round === 0) {
@@ -168,6 +174,7 @@ function measure(name: string, source: string, peers: Peers): Row {
     const cpuMs = (cpu.user + cpu.system) / 1000;
     vmCompile.push(compileMs);
     vmRun.push({ wallMs: runMs, cpuMs: (cpuMs * runMs) / Math.max(1e-9, compileMs + runMs) });
+    wrapvRun.push(unchecked.stats.runMs);
     if (native) gcc.push(native);
     if (tccRun) tcc.push(tccRun);
   }
@@ -175,6 +182,7 @@ function measure(name: string, source: string, peers: Peers): Row {
     name,
     compileMs: median(vmCompile),
     run: medianCost(vmRun, { wallMs: 0, cpuMs: 0 })!,
+    uncheckedMs: median(wrapvRun),
     gcc: medianCost(gcc, peers.gccBaseline),
     tcc: medianCost(tcc, peers.tccBaseline),
     note: notes.join("; "),
@@ -268,21 +276,37 @@ function main(): void {
   printTable(rows, "cpuMs", "CPU time (user+sys; VM's split compile/run by wall share):");
   printTable(rows, "wallMs", "Wall-clock time:");
 
-  const compileTimes: number[] = [];
-  const wallTimes: number[] = [];
-  for (let i = 0; i < 50; i++) runC(THIRTY_LINE_BLOCK);
-  for (let i = 0; i < 500; i++) {
-    const started = performance.now();
-    const outcome = runC(THIRTY_LINE_BLOCK);
-    wallTimes.push(performance.now() - started);
-    if (!outcome.ok) throw new Error(`30-line block failed: ${outcome.error.message}`);
-    compileTimes.push(outcome.stats.compileMs);
-  }
+  const checkRatios = rows.map((r) => r.run.wallMs / Math.max(1e-9, r.uncheckedMs));
+  console.log("Signed-overflow checks: VM run wall time with checks ÷ with -fwrapv (checks off):");
   console.log(
-    `30-line block (default profile), 500 runs after 50 warm-up: compile median ` +
-      `${fmt(median(compileTimes))} ms, p90 ${fmt(percentile(compileTimes, 0.9))} ms; ` +
-      `whole runC median ${fmt(median(wallTimes))} ms`,
+    rows.map((r, i) => `${r.name} ${fmtRatio(checkRatios[i])}`).join(", ") +
+      `; geomean ${geomean(checkRatios)}`,
   );
+  console.log("");
+
+  // A block the VM has never seen (its loop bound differs each time, so its module bytes do)
+  // and the same block repeated (its compiled module comes from the cache).
+  const variant = (k: number): string => THIRTY_LINE_BLOCK.replace("i <= 100", `i <= ${100 + k}`);
+  for (const [label, source] of [
+    ["never-seen", variant],
+    ["repeated", (): string => THIRTY_LINE_BLOCK],
+  ] as const) {
+    const compileTimes: number[] = [];
+    const wallTimes: number[] = [];
+    for (let i = 0; i < 50; i++) runC(source(1_000_000 + i));
+    for (let i = 0; i < 500; i++) {
+      const started = performance.now();
+      const outcome = runC(source(i));
+      wallTimes.push(performance.now() - started);
+      if (!outcome.ok) throw new Error(`30-line block failed: ${outcome.error.message}`);
+      compileTimes.push(outcome.stats.compileMs);
+    }
+    console.log(
+      `30-line block, ${label} (default profile), 500 runs after 50 warm-up: compile median ` +
+        `${fmt(median(compileTimes))} ms, p90 ${fmt(percentile(compileTimes, 0.9))} ms; ` +
+        `whole runC median ${fmt(median(wallTimes))} ms`,
+    );
+  }
 }
 
 try {

@@ -1,6 +1,8 @@
-// Speed of the in-band decode loop against node-llama-cpp's plain generation of the same model and
-// threads, measured in one run on both test models, plus the latency of one region from its closing
-// token to the next sampled token.  `npm run build && node dist/bench/decode.js [tokens] [rounds]`
+// Speed of the in-band decode loop against the engine's bare decode + argmax and node-llama-cpp's
+// plain generation of the same model and threads, measured in one run at 512, 32,000 and 151,936
+// tokens (random-weight models written by the project's GGUF writer), plus the latency of one
+// region from its closing token to the next sampled token.
+// `npm run build && node dist/bench/decode.js [tokens] [rounds]`
 import type { Token } from "node-llama-cpp";
 import { loadNodeLlamaModel } from "../src/engine/node-llama-cpp.js";
 import { openEngine } from "../src/engine/open.js";
@@ -9,6 +11,8 @@ import { DecodeLoop } from "../src/decode/loop.js";
 import { storiesModelPath } from "../src/paths.js";
 import { ensureRandomModel } from "../src/nano/random-model.js";
 import { defaultThreadCount } from "../src/engine/threads.js";
+import { VocabBuffers } from "../src/decode/vocab-kernels.js";
+import { loadavg } from "node:os";
 
 const tokens = Number(process.argv[2] ?? 200);
 const rounds = Number(process.argv[3] ?? 5);
@@ -39,28 +43,62 @@ async function peer(modelPath: string): Promise<number> {
   return median(times);
 }
 
-/** Our loop: ms per sampled token, timed from the first token event to the last. */
-async function loop(
+interface Cost {
+  /** Wall-clock ms per token. */
+  wall: number;
+  /** CPU ms per token, every thread of the process. */
+  cpu: number;
+}
+
+function clock(): () => Cost {
+  const wall = performance.now();
+  const cpu = process.cpuUsage();
+  return () => {
+    const used = process.cpuUsage(cpu);
+    return { wall: performance.now() - wall, cpu: (used.user + used.system) / 1000 };
+  };
+}
+
+const per = (c: Cost, n: number): Cost => ({ wall: c.wall / n, cpu: c.cpu / n });
+const medianCost = (xs: Cost[]): Cost => ({
+  wall: median(xs.map((x) => x.wall)),
+  cpu: median(xs.map((x) => x.cpu)),
+});
+
+/** The engine alone: decode one token, take the argmax of its logits (copied and reduced with
+ * the same SIMD kernels the loop uses, so the baseline is as fast as it can be). */
+function bareEngine(engine: Engine): Cost {
+  const buf = new VocabBuffers(engine.capabilities.nVocab);
+  engine.truncate(0, 0);
+  engine.decode([{ seq: 0, tokens: engine.tokenize(prompt, { addSpecial: true }) }]);
+  const stop = clock();
+  for (let i = 0; i < tokens; i++) {
+    buf.logits.set(engine.logits(0));
+    engine.decode([{ seq: 0, tokens: [buf.argmax()] }]);
+  }
+  const cost = per(stop(), tokens);
+  engine.truncate(0, 0);
+  return cost;
+}
+
+/** Our loop: time per sampled token, from the first token event to the last. */
+async function loopCost(
   engine: Engine,
   hook: string | undefined,
   tokenStats: boolean,
-): Promise<number> {
-  const times: number[] = [];
-  for (let r = 0; r < rounds; r++) {
-    let first = 0;
-    let last = 0;
-    let n = 0;
-    const run = new DecodeLoop(engine, { observe: {}, tokenStats });
-    for await (const ev of run.run([{ prompt, maxTokens: tokens + 1, hook }])) {
-      if (ev.type === "token") {
-        if (n === 0) first = performance.now();
-        last = performance.now();
-        n++;
-      }
+): Promise<Cost> {
+  let stop: (() => Cost) | undefined;
+  let end: Cost = { wall: 0, cpu: 0 };
+  let n = 0;
+  const run = new DecodeLoop(engine, { observe: {}, tokenStats });
+  for await (const ev of run.run([{ prompt, maxTokens: tokens + 1, hook }])) {
+    if (ev.type === "token") {
+      if (n === 0) stop = clock();
+      else end = stop!();
+      n++;
     }
-    times.push((last - first) / (n - 1));
   }
-  return median(times);
+  return per(end, n - 1);
 }
 
 /** A hook that reads the top-k and the entropy before every token. */
@@ -119,23 +157,36 @@ async function main(): Promise<void> {
   const models = [
     { name: "stories260K (512 vocab)", path: storiesModelPath },
     { name: "random-llama (32,000 vocab)", path: await ensureRandomModel({ vocab: 32000 }) },
+    { name: "random-llama (151,936 vocab)", path: await ensureRandomModel({ vocab: 151936 }) },
   ];
   console.log(
-    `decode loop benchmark: ${tokens} tokens × ${rounds} rounds (median), ${defaultThreadCount()} thread(s)\n`,
+    `decode loop benchmark: ${tokens} tokens × ${rounds} rounds (median), ${defaultThreadCount()} thread(s), load average ${loadavg()
+      .map((x) => x.toFixed(2))
+      .join(" ")}`,
   );
   console.log(
-    "model                               node-llama-cpp  loop(no stats)  ratio   loop(stats)  ratio   +hook   hook/loop",
+    "ms per token, wall (CPU of all threads in brackets); ratios are against the engine's bare decode + argmax\n",
+  );
+  console.log(
+    `${"model".padEnd(30)}${"node-llama-cpp".padStart(16)}${"bare engine".padStart(22)}${"loop".padStart(22)}${"+stats".padStart(22)}${"+stats+hook".padStart(22)}  hook ratio (wall / CPU)`,
   );
   for (const m of models) {
     const peerMs = await peer(m.path);
     const engine = await openEngine(m.path, { device: "cpu", contextSize: 1024, glassBox: false });
-    const bare = await loop(engine, undefined, false);
-    const stats = await loop(engine, undefined, true);
-    const hooked = await loop(engine, readingHook, true);
+    // Rounds interleave the four variants so that load on the machine hits them alike.
+    const samples: Cost[][] = [[], [], [], []];
+    for (let r = 0; r < rounds; r++) {
+      samples[0]!.push(bareEngine(engine));
+      samples[1]!.push(await loopCost(engine, undefined, false));
+      samples[2]!.push(await loopCost(engine, undefined, true));
+      samples[3]!.push(await loopCost(engine, readingHook, true));
+    }
     engine.dispose();
-    const f = (x: number) => `${x.toFixed(3)} ms`.padStart(10);
+    const [bare, plain, stats, hooked] = samples.map(medianCost) as [Cost, Cost, Cost, Cost];
+    const f = (c: Cost) =>
+      `${c.wall.toFixed(3)} (${c.cpu.toFixed(3)}) ${(c.wall / bare.wall).toFixed(2)}×`.padStart(22);
     console.log(
-      `${m.name.padEnd(36)}${f(peerMs)}    ${f(bare)}    ${(bare / peerMs).toFixed(2)}×  ${f(stats)}  ${(stats / peerMs).toFixed(2)}×  ${f(hooked)}  ${(hooked / stats).toFixed(2)}×`,
+      `${m.name.padEnd(30)}${`${peerMs.toFixed(3)} ms`.padStart(16)}${f(bare)}${f(plain)}${f(stats)}${f(hooked)}  ${(hooked.wall / bare.wall).toFixed(2)}× / ${(hooked.cpu / bare.cpu).toFixed(2)}×`,
     );
   }
   console.log(

@@ -6,6 +6,14 @@ export { loadModel, Model } from "./api/model.js";
 export type { LoadModelOptions, GenerateOptions, VmSessionHandle } from "./api/model.js";
 export { HookError } from "./api/hook-error.js";
 
+import { nanoModelPath, storiesModelPath } from "./paths.js";
+/** Paths of the models shipped in the package: `stories` (stories260K, a plain story model) and
+ * `nano` (ruffian-nano, answers arithmetic by writing [C: …] regions). */
+export const shippedModels: { readonly stories: string; readonly nano: string } = {
+  stories: storiesModelPath,
+  nano: nanoModelPath,
+};
+
 export type {
   DecodeEvent,
   TokenEvent,

@@ -25,6 +25,8 @@ export const storiesModelPath = join(modelsDir, "stories260K.gguf");
 export const nanoModelPath = join(modelsDir, "ruffian-nano.gguf");
 /** The same-size model trained to answer without the VM: the baseline of `ruffian eval --table`. */
 export const nanoDirectModelPath = join(modelsDir, "ruffian-nano-direct.gguf");
+/** The same model trained to use the tool-calling protocol (training/run-tools.sh makes it). */
+export const nanoToolsModelPath = join(modelsDir, "ruffian-nano-tools.gguf");
 /** Greedy answers of the trained PyTorch model, for the GGUF parity test. */
 export const nanoParityPath = join(modelsDir, "ruffian-nano.parity.json");
 

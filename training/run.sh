@@ -4,8 +4,8 @@
 # random choice; both models train for the same number of steps.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-STEPS=${STEPS:-5500}  # stage 1; stage 2 adds 1,000
-THREADS=${THREADS:-$(nproc)}
+export STEPS=${STEPS:-5500}  # stage 1; stage 2 adds 1,000
+export THREADS=${THREADS:-$(nproc)}
 npm run build
 node dist/src/nano/generate.js --split train --styles vm,direct --count 80000 --seed 1 --dir training/data
 # Stage 2 data: new draws whose final sentences carry the result alone (no restated numbers).
@@ -26,14 +26,7 @@ for line in open("training/data/eval-vm.jsonl"):
 open("training/data/parity-prompts.jsonl", "w").write("".join(json.dumps(o) + "\n" for o in out))
 PY
 for style in vm direct; do
-  python3 training/train.py --data training/data/train-$style.jsonl --vocab training/data/vocab.json \
-    --out training/out/$style-stage1 --steps "$STEPS" --batch 32 --ctx 256 --seed 1 \
-    --threads "$THREADS" --checkpoint-every 1000
-  # Stage 2: 1,000 steps from the stage-1 weights on answers that restate no question number.
-  python3 training/train.py --init training/out/$style-stage1 \
-    --data training/data/train-plain-$style.jsonl --vocab training/data/vocab.json \
-    --out training/out/$style --steps 1000 --lr 5e-4 --warmup 50 --batch 32 --ctx 256 --seed 2 \
-    --threads "$THREADS"
+  training/train-style.sh "$style"
 done
 node dist/src/nano/export.js training/out/vm models/ruffian-nano.gguf
 node dist/src/nano/export.js training/out/direct models/ruffian-nano-direct.gguf

@@ -160,6 +160,9 @@ class Llama(nn.Module):
             yield p + "ffn_down.weight", b.down.weight
 
 
+TOOL_CALL_CLOSE = "</tool_call>"
+
+
 def load_examples(path, tok, ctx):
     seqs = []
     with open(path) as f:
@@ -172,7 +175,20 @@ def load_examples(path, tok, ctx):
             # " = VM[" itself stays in the loss, so with injection off the model still opens it.
             opener = " = VM["
             at = completion.find(opener)
-            if at >= 0:
+            # Tool-calling style: the host renders the tool message after "</tool_call>" (see
+            # src/nano/dataset.ts), so it carries no loss either; the call itself is trained.
+            call_end = completion.find(TOOL_CALL_CLOSE)
+            if call_end >= 0:
+                call_end += len(TOOL_CALL_CLOSE)
+                message = ex["injected"]
+                if completion[call_end : call_end + len(message)] != message:
+                    raise ValueError(f"tool message does not follow the call in {path}: {completion!r}")
+                head = tok.encode(completion[:call_end])
+                injected = tok.encode(message)
+                tail = tok.encode(completion[call_end + len(message) :]) + [tok.eos]
+                c = head + injected + tail
+                cmask = [1] * len(head) + [0] * len(injected) + [1] * len(tail)
+            elif at >= 0:
                 head = tok.encode(completion[: at + len(opener)])
                 close = completion.index("]", at) + 1
                 injected = tok.encode(completion[at + len(opener) : close])

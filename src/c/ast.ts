@@ -24,6 +24,9 @@ export type NodeKind =
   | "member"
   | "cast"
   | "call"
+  /** GNU statement expression `({ …; value; })`, also what a compound literal becomes: runs
+   * `body`, and its value is that of the last statement when it is an expression. */
+  | "stmtexpr"
   /** A call to a name not declared yet (resolved at the end of the block). */
   | "unresolved"
   // statements
@@ -154,6 +157,8 @@ export interface Func {
   hasVla?: boolean;
   /** Calls through a function pointer (so it may recurse in ways the call graph cannot show). */
   indirect?: boolean;
+  /** Its switch statements (a case in a nested statement needs the goto machinery). */
+  switches?: Node[];
 }
 
 /** Symbols visible at file scope; a session keeps one and every block extends a copy of it. */

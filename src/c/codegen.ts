@@ -4,7 +4,16 @@
 import { LARGE_LOCAL_BYTES, type Func, type Initializer, type Node, type Var } from "./ast.js";
 import { CompileError, typeError } from "./errors.js";
 import { INLINE_FUNCTIONS } from "./library.js";
-import { T, isAggregate, isFloat, isInteger, typeName, valType, type Type } from "./types.js";
+import {
+  T,
+  isAggregate,
+  isFloat,
+  isInteger,
+  typeName,
+  valType,
+  varargSlots,
+  type Type,
+} from "./types.js";
 import {
   FuncBuilder,
   Op,
@@ -74,6 +83,36 @@ export interface CompiledModule {
   imports: { kind: "core" | "host" | "intrinsic"; name: string; sig: FuncSig }[];
   /** Exported user functions and their C types. */
   exports: Map<string, Type>;
+  /** A loop nest is predicted to run long (see predictLongRunning): worth optimizing up front. */
+  longRunning: boolean;
+}
+
+/** Loop iterations above which a module is compiled by V8's optimizing tier before it runs. */
+export const LONG_RUNNING_ITERATIONS = 200_000;
+
+/** Iterations of a loop whose trip count is not a constant (while, unknown bounds). */
+const UNKNOWN_TRIPS = 100;
+
+/** Predicts whether some loop nest runs long: the product of trip counts along each nest
+ * (a constant bound counts as itself, anything else as UNKNOWN_TRIPS). Functions that are
+ * called often need no prediction: V8 tiers them up while they run; a loop in the function
+ * that is running never changes tier, so that is what must be predicted before compiling. */
+function predictLongRunning(order: Func[]): boolean {
+  const trips = (n: Node): number => {
+    const c = n.cond;
+    if (n.kind === "for" && c && c.kind === "binary" && (c.op === "<" || c.op === "<=")) {
+      const bound = c.rhs!.kind === "cast" ? c.rhs!.lhs! : c.rhs!;
+      if (bound.kind === "num" && bound.ival !== undefined) return Number(bound.ival);
+    }
+    return UNKNOWN_TRIPS;
+  };
+  const deepest = (n: Node | undefined): number => {
+    if (!n) return 1;
+    let inner = 1;
+    for (const k of [n.then, n.els, ...(n.body ?? [])]) inner = Math.max(inner, deepest(k));
+    return n.kind === "for" || n.kind === "do" ? trips(n) * inner : inner;
+  };
+  return order.some((f) => deepest(f.body!) > LONG_RUNNING_ITERATIONS);
 }
 
 const HOST_SCALAR = (t: Type): ValType => {
@@ -95,7 +134,8 @@ function userSig(f: Type): FuncSig {
 function maxVarargs(n: Node | undefined): number {
   if (!n) return 0;
   let m = 0;
-  if (n.kind === "call" && n.fnTy?.variadic) m = n.args!.length - n.fnTy.params!.length;
+  if (n.kind === "call" && n.fnTy?.variadic)
+    m = n.args!.slice(n.fnTy.params!.length).reduce((k, a) => k + varargSlots(a.ty!), 0);
   for (const c of [n.lhs, n.rhs, n.cond, n.then, n.els, n.init, n.inc])
     m = Math.max(m, maxVarargs(c));
   for (const c of n.body ?? []) m = Math.max(m, maxVarargs(c));
@@ -214,7 +254,15 @@ export function generateModule(opts: CodegenOptions): CompiledModule {
     entries: f.body.positions,
     traps: f.body.trapCodes,
   }));
-  return { bytes: encoded.bytes, positions, imports, exports };
+  return {
+    bytes: encoded.bytes,
+    positions,
+    imports,
+    exports,
+    // Recursion goes optimized too: Liftoff frames are several times larger, and a deep
+    // recursion would exhaust the host's stack long before maxCallDepth.
+    longRunning: ctx.recursive.size > 0 || predictLongRunning(order),
+  };
 }
 
 /** Functions that may be re-entered before they return: on a direct call cycle, or reachable
@@ -260,8 +308,47 @@ interface ModuleContext {
   imports: CompiledModule["imports"];
 }
 
-/** Wasm block labels: loop/switch targets, plain blocks, and `goto:name` for a label ahead. */
-type Label = "break" | "continue" | "other" | `goto:${string}`;
+/** Wasm block labels: loop/switch targets, plain blocks, and `dispatch:n`, the loop at the top
+ * of a C block with labels that every goto into that block branches back to. */
+type Label = "break" | "continue" | "other" | `dispatch:${number}`;
+
+/** A C block that contains labels (at any depth): its dispatch loop and those labels. */
+interface Dispatch {
+  id: number;
+  labels: Set<number>;
+}
+
+/** The labels (numbered per function) that each statement contains, at any depth. */
+function labelsWithin(
+  body: Node,
+  number: Map<string, number>,
+  caseNumber: Map<Node, number>,
+): Map<Node, Set<number>> {
+  const within = new Map<Node, Set<number>>();
+  /** Statement expressions are blocks of their own: a goto from outside cannot enter them. */
+  const expressions = (e: Node | undefined): void => {
+    if (!e) return;
+    if (e.kind === "stmtexpr") {
+      walk({ ...e, kind: "block" }, e);
+      return;
+    }
+    for (const k of [e.lhs, e.rhs, e.cond, e.then, e.els, ...(e.args ?? [])]) expressions(k);
+  };
+  const walk = (n: Node | undefined, key: Node | undefined = n): Set<number> => {
+    const found = new Set<number>();
+    if (!n) return found;
+    if (n.kind === "exprstmt" || n.kind === "return") expressions(n.lhs);
+    if (n.kind === "label") found.add(number.get(n.label!)!);
+    if (n.kind === "case" && caseNumber.has(n)) found.add(caseNumber.get(n)!);
+    const kids: (Node | undefined)[] =
+      n.kind === "block" ? n.body! : [n.then, n.els, ...(n.kind === "for" ? [n.init] : [])];
+    for (const k of kids) for (const l of walk(k)) found.add(l);
+    if (found.size > 0) within.set(key!, found);
+    return found;
+  };
+  walk(body);
+  return within;
+}
 
 /** How much fuel one pass over a statement costs: roughly its node count. */
 function weight(n: Node | undefined): number {
@@ -376,6 +463,14 @@ class FunctionGenerator {
   private fuelLocal = -1;
   private ret = -1;
   private labels: Label[] = [];
+  private readonly dispatches: Dispatch[] = [];
+  private dispatchCount = 0;
+  /** Labels of this function, numbered from 1; the statements holding them; and the local
+   * holding the label a goto is on its way to (0 while no goto is in flight). */
+  private readonly labelNumber = new Map<string, number>();
+  private labelsIn = new Map<Node, Set<number>>();
+  private readonly caseNumber = new Map<Node, number>();
+  private gotoTarget = -1;
   /** Scratch locals of the overflow checks (used only between an operation and its check). */
   private readonly scratch = new Map<string, number>();
 
@@ -415,6 +510,15 @@ class FunctionGenerator {
     const retTy = f.ty.ret!;
     if (retTy.kind !== "void") this.ret = fb.addLocal(valType(retTy));
 
+    for (const name of f.labels ?? []) this.labelNumber.set(name, this.labelNumber.size + 1);
+    for (const sw of f.switches ?? [])
+      if (FunctionGenerator.nestedCases(sw).length > 0)
+        for (const c of sw.cases!)
+          this.caseNumber.set(c.node, this.labelNumber.size + this.caseNumber.size + 1);
+    if (this.labelNumber.size + this.caseNumber.size > 0) {
+      this.labelsIn = labelsWithin(f.body!, this.labelNumber, this.caseNumber);
+      this.gotoTarget = fb.addLocal("i32");
+    }
     // Body first (it decides the vararg area), then the prologue in front of it.
     this.labels.push("other");
     fb.blockOp(Op.block);
@@ -728,6 +832,7 @@ class FunctionGenerator {
       case "call":
       case "assign":
       case "comma":
+      case "stmtexpr":
         // struct-valued rvalues are addresses already
         this.expr(n);
         return 0;
@@ -843,21 +948,28 @@ class FunctionGenerator {
     const fb = this.fb;
     switch (n.kind) {
       case "block":
-        this.blockWithLabels(n.body!);
+        this.blockWithLabels(n, n.body!);
         return;
       case "label":
+        // Arrived: a goto's journey down the statements on its label's path ends here.
+        fb.i32(0).localSet(this.gotoTarget);
         this.stmt(n.then!);
         return;
       case "goto": {
-        const target = `goto:${n.label}` as const;
-        if (!this.labels.includes(target))
+        const label = this.labelNumber.get(n.label!)!;
+        const d = this.dispatches.findLast((x) => x.labels.has(label));
+        if (!d)
           throw new CompileError(
             "syntax",
-            `goto '${n.label}' must jump forward to a label in an enclosing block (backward goto is not supported)`,
+            `goto '${n.label}' cannot reach its label from here (a label inside a switch or expression)`,
             n.line,
             n.col,
           );
-        fb.br(this.depthOf(target));
+        // A goto may go backward and form a loop, so it is metered like a loop's back edge.
+        fb.at(n);
+        this.meterLoop(1);
+        fb.i32(label).localSet(this.gotoTarget);
+        fb.br(this.depthOf(`dispatch:${d.id}`));
         return;
       }
       case "null":
@@ -884,7 +996,16 @@ class FunctionGenerator {
         return;
       }
       case "if": {
-        this.cond(n.cond!);
+        const inside = this.labelsIn.get(n);
+        if (inside) {
+          // On a goto's path, the branch holding the label is taken without the condition.
+          const thenLabels = this.labelsIn.get(n.then!);
+          fb.localGet(this.gotoTarget).op(Op.i32_eqz).blockOp(Op.if, "i32");
+          this.bool(n.cond!);
+          fb.op(Op.else);
+          this.isOneOf(thenLabels);
+          fb.op(Op.end);
+        } else this.cond(n.cond!);
         fb.blockOp(Op.if);
         this.labels.push("other");
         this.stmt(n.then!);
@@ -897,16 +1018,28 @@ class FunctionGenerator {
         return;
       }
       case "for": {
-        if (n.init) this.stmt(n.init);
+        const entered = this.labelsIn.has(n);
+        if (n.init && entered) {
+          // A goto into the body skips the initialization and the first test.
+          fb.localGet(this.gotoTarget).op(Op.i32_eqz).blockOp(Op.if);
+          this.labels.push("other");
+          this.stmt(n.init);
+          this.labels.pop();
+          fb.op(Op.end);
+        } else if (n.init) this.stmt(n.init);
         const w = weight(n.then) + weight(n.cond) + weight(n.inc);
-        const counted = countedLoop(n);
+        const counted = entered ? null : countedLoop(n);
         this.fb.at(n);
         if (counted) this.chargeCountedLoop(counted, w);
         fb.blockOp(Op.block);
         this.labels.push("break");
         fb.blockOp(Op.loop);
         this.labels.push("other");
-        if (n.cond) {
+        if (n.cond && entered) {
+          fb.localGet(this.gotoTarget).blockOp(Op.if, "i32").i32(1).op(Op.else);
+          this.bool(n.cond);
+          fb.op(Op.end).op(Op.i32_eqz).brIf(1);
+        } else if (n.cond) {
           this.cond(n.cond);
           fb.op(Op.i32_eqz).brIf(1);
         }
@@ -949,12 +1082,10 @@ class FunctionGenerator {
         this.switchStmt(n);
         return;
       case "case":
-        throw new CompileError(
-          "syntax",
-          "case label inside a nested block of a switch is not supported",
-          n.line,
-          n.col,
-        );
+        // Only in a switch whose cases sit in nested statements (see generalSwitch).
+        fb.i32(0).localSet(this.gotoTarget);
+        this.stmt(n.then!);
+        return;
       case "break":
         fb.br(this.depthOf("break"));
         return;
@@ -966,29 +1097,102 @@ class FunctionGenerator {
     }
   }
 
-  /** A block whose statements include labels: each label ends a wasm block that starts at the
-   * top of this block, so a forward `goto` anywhere before it is a `br` to that block's end. */
-  private blockWithLabels(stmts: Node[]): void {
+  /** Pushes 1 when the goto target is one of `labels` (none: 0). */
+  private isOneOf(labels: Set<number> | undefined): void {
     const fb = this.fb;
-    const labelAt: number[] = [];
-    stmts.forEach((s, i) => {
-      if (s.kind === "label") labelAt.push(i);
+    const list = [...(labels ?? [])];
+    if (list.length === 0) {
+      fb.i32(0);
+      return;
+    }
+    list.forEach((l, i) => {
+      fb.localGet(this.gotoTarget).i32(l).op(Op.i32_eq);
+      if (i > 0) fb.op(Op.i32_or);
     });
-    if (labelAt.length === 0) {
+  }
+
+  /** A block holding labels (at any depth) becomes a dispatch loop. Its statements are cut
+   * into segments, each starting at a statement that holds a label; a goto sets the label's
+   * number and branches to the loop's top, where a br_table enters the segment on the
+   * label's path (statements on the way, if/for/blocks, follow the same number):
+   *   loop $d (block (block … (br_table … (local.get target)) seg0 …) segK) end */
+  private blockWithLabels(block: Node, stmts: Node[]): void {
+    const fb = this.fb;
+    const inside = this.labelsIn.get(block);
+    const entries: number[] = [];
+    stmts.forEach((s, i) => {
+      if (this.labelsIn.has(s)) entries.push(i);
+    });
+    if (!inside || entries.length === 0) {
       for (const s of stmts) this.stmt(s);
       return;
     }
-    for (let k = labelAt.length - 1; k >= 0; k--) {
+    const d: Dispatch = { id: this.dispatchCount++, labels: inside };
+    const k = entries.length;
+    const segmentOf = new Array<number>(this.labelNumber.size + this.caseNumber.size + 1).fill(0);
+    entries.forEach((i, seg) => {
+      for (const l of this.labelsIn.get(stmts[i]!)!) segmentOf[l] = seg + 1;
+    });
+    fb.blockOp(Op.loop);
+    this.labels.push(`dispatch:${d.id}`);
+    this.dispatches.push(d);
+    for (let i = 0; i <= k; i++) {
       fb.blockOp(Op.block);
-      this.labels.push(`goto:${stmts[labelAt[k]!]!.label}`);
+      this.labels.push("other");
     }
+    fb.localGet(this.gotoTarget);
+    fb.op(Op.br_table).u32(segmentOf.length);
+    for (const seg of segmentOf) fb.u32(seg);
+    fb.u32(0);
     let i = 0;
-    for (let k = 0; k < labelAt.length; k++) {
-      for (; i < labelAt[k]!; i++) this.stmt(stmts[i]!);
+    for (let seg = 0; seg <= k; seg++) {
       fb.op(Op.end);
       this.labels.pop();
+      const end = seg < k ? entries[seg]! : stmts.length;
+      for (; i < end; i++) this.stmt(stmts[i]!);
     }
-    for (; i < stmts.length; i++) this.stmt(stmts[i]!);
+    this.dispatches.pop();
+    fb.op(Op.end);
+    this.labels.pop();
+  }
+
+  /** The cases of a switch that are not at the top of its body (Duff's device, a case inside
+   * an if): each becomes a numbered label that the dispatch of the blocks on its path enters. */
+  private static nestedCases(n: Node): Node[] {
+    const items = n.then!.kind === "block" ? n.then!.body! : [n.then!];
+    const top = new Set<Node>();
+    for (let s of items) while (s.kind === "case") (top.add(s), (s = s.then!));
+    return (n.cases ?? []).map((c) => c.node).filter((c) => !top.has(c));
+  }
+
+  /** A switch with nested cases: pick the case's label number, then run the body, whose
+   * dispatch loops enter the statements on that case's path. */
+  private generalSwitch(n: Node, sel: number): void {
+    const fb = this.fb;
+    const is64 = valType(n.cond!.ty!) === "i64";
+    fb.blockOp(Op.block);
+    this.labels.push("break");
+    fb.blockOp(Op.block);
+    this.labels.push("other");
+    let fallback = -1;
+    for (const c of n.cases ?? []) {
+      const num = this.caseNumber.get(c.node)!;
+      if (c.value === null) {
+        fallback = num;
+        continue;
+      }
+      fb.localGet(sel);
+      if (is64) fb.i64(c.value).op(Op.i64_eq);
+      else fb.i32(Number(BigInt.asIntN(32, c.value))).op(Op.i32_eq);
+      fb.blockOp(Op.if).i32(num).localSet(this.gotoTarget).br(1).op(Op.end);
+    }
+    if (fallback >= 0) fb.i32(fallback).localSet(this.gotoTarget);
+    else fb.br(1);
+    fb.op(Op.end);
+    this.labels.pop();
+    this.stmt(n.then!);
+    fb.op(Op.end);
+    this.labels.pop();
   }
 
   private switchStmt(n: Node): void {
@@ -996,6 +1200,10 @@ class FunctionGenerator {
     const sel = this.tmp(valType(n.cond!.ty!));
     this.expr(n.cond!);
     fb.localSet(sel);
+    if (this.caseNumber.has(n.cases?.[0]?.node as Node)) {
+      this.generalSwitch(n, sel);
+      return;
+    }
     // Split the body into segments, each starting at a run of case labels.
     const items = n.then!.kind === "block" ? n.then!.body! : [n.then!];
     const segments: { values: (bigint | null)[]; stmts: Node[] }[] = [];
@@ -1314,6 +1522,14 @@ class FunctionGenerator {
       case "call":
         this.call(n);
         return;
+      case "stmtexpr": {
+        const body = n.body!;
+        const last = body[body.length - 1];
+        const valued = n.ty!.kind !== "void" && last?.kind === "exprstmt";
+        this.blockWithLabels(n, valued ? body.slice(0, -1) : body);
+        if (valued) this.expr(last.lhs!);
+        return;
+      }
       default:
         throw new Error(`unexpected expression ${n.kind}`);
     }
@@ -1590,8 +1806,12 @@ class FunctionGenerator {
       if (fty.ret!.kind === "void" && n.ty!.kind !== "void") fb.i32(0);
       return;
     }
-    // Through a function pointer.
-    const fty = n.fnTy!;
+    // Through a function pointer. With `()` in its type, the arguments decide the signature.
+    const declared = n.fnTy!;
+    const fty =
+      declared.oldStyle && args.length > 0
+        ? { ...declared, params: args.map((a) => a.ty!), oldStyle: false }
+        : declared;
     this.structResultBuffer(fty);
     for (const a of args.slice(0, fty.params!.length)) this.expr(a);
     if (fty.variadic) this.varargs(args.slice(fty.params!.length));
@@ -1616,15 +1836,27 @@ class FunctionGenerator {
    * Every argument is evaluated before any slot is written (they may be variadic calls too). */
   private varargs(extra: Node[]): void {
     const fb = this.fb;
+    let slot = 0;
     const temps = extra.map((a) => {
       this.expr(a);
       const vt = valType(a.ty!.kind === "array" || a.ty!.kind === "func" ? T.uint : a.ty!);
       const tmp = this.tmp(vt);
       fb.localSet(tmp);
-      return { tmp, ty: a.ty!, vt };
+      const at = slot;
+      slot += varargSlots(a.ty!);
+      return { tmp, ty: a.ty!, vt, at };
     });
-    this.varargBytes = Math.max(this.varargBytes, temps.length * 8);
-    temps.forEach(({ tmp, ty, vt }, i) => {
+    this.varargBytes = Math.max(this.varargBytes, slot * 8);
+    temps.forEach(({ tmp, ty, vt, at }) => {
+      const i = at;
+      if (isAggregate(ty)) {
+        // A struct travels by value: its bytes are copied into its slots.
+        fb.localGet(this.fp)
+          .i32(this.varargOffset + i * 8)
+          .op(Op.i32_add);
+        fb.localGet(tmp).i32(ty.size).prefix(PrefixOp.memory_copy).u32(0).u32(0);
+        return;
+      }
       fb.localGet(this.fp);
       fb.localGet(tmp);
       if (vt === "i32")
@@ -1689,15 +1921,22 @@ class FunctionGenerator {
         fb.op(Op.f64_trunc);
         return;
       case "fmin":
+      case "fmax": {
+        // C's rule: a NaN operand is ignored (wasm's min/max would return NaN).
+        const x = this.tmp("f64");
+        const y = this.tmp("f64");
         one();
+        fb.localSet(x);
         this.expr(a[1]!);
-        fb.op(Op.f64_min);
+        fb.localSet(y);
+        fb.localGet(x).localGet(x).op(Op.f64_ne).blockOp(Op.if, "f64").localGet(y).op(Op.else);
+        fb.localGet(y).localGet(y).op(Op.f64_ne).blockOp(Op.if, "f64").localGet(x).op(Op.else);
+        fb.localGet(x)
+          .localGet(y)
+          .op(name === "fmin" ? Op.f64_min : Op.f64_max);
+        fb.op(Op.end).op(Op.end);
         return;
-      case "fmax":
-        one();
-        this.expr(a[1]!);
-        fb.op(Op.f64_max);
-        return;
+      }
       case "abs":
       case "labs":
       case "llabs": {
@@ -1740,6 +1979,34 @@ class FunctionGenerator {
         fb.localGet(d);
         return;
       }
+      case "__builtin_popcount":
+      case "__builtin_clz":
+      case "__builtin_ctz":
+        one();
+        fb.op(
+          name.endsWith("popcount")
+            ? Op.i32_popcnt
+            : name.endsWith("clz")
+              ? Op.i32_clz
+              : Op.i32_ctz,
+        );
+        return;
+      case "__builtin_popcountl":
+      case "__builtin_popcountll":
+      case "__builtin_clzl":
+      case "__builtin_clzll":
+      case "__builtin_ctzl":
+      case "__builtin_ctzll":
+        one();
+        fb.op(
+          name.includes("popcount")
+            ? Op.i64_popcnt
+            : name.includes("clz")
+              ? Op.i64_clz
+              : Op.i64_ctz,
+        );
+        fb.op(Op.i32_wrap_i64);
+        return;
       case "__memory_size":
         fb.op(0x3f).u32(0);
         return;

@@ -23,6 +23,15 @@ export const INLINE_FUNCTIONS = new Set([
   "exit",
   "__memory_size",
   "__memory_grow",
+  "__builtin_popcount",
+  "__builtin_popcountl",
+  "__builtin_popcountll",
+  "__builtin_clz",
+  "__builtin_clzl",
+  "__builtin_clzll",
+  "__builtin_ctz",
+  "__builtin_ctzl",
+  "__builtin_ctzll",
 ]);
 
 /** Where the allocator keeps its state inside VM memory (in the unused low page): the heap
@@ -30,6 +39,8 @@ export const INLINE_FUNCTIONS = new Set([
 export const HEAP_STATE_ADDR = 512;
 export const HEAP_TOP = 0;
 export const HEAP_IN_USE = 1;
+/** Where the in-memory file table's address lives (0 until the first fopen). */
+export const FILE_TABLE_ADDR = 1000;
 
 /** Declarations of everything the host implements or the code generator inlines. */
 export const HOST_DECLARATIONS = `
@@ -94,6 +105,15 @@ float fmodf(float x, float y);
 double atof(const char *s);
 double strtod(const char *s, char **end);
 void *memset(void *p, int c, unsigned long n);
+int __builtin_popcount(unsigned x);
+int __builtin_popcountl(unsigned long x);
+int __builtin_popcountll(unsigned long long x);
+int __builtin_clz(unsigned x);
+int __builtin_clzl(unsigned long x);
+int __builtin_clzll(unsigned long long x);
+int __builtin_ctz(unsigned x);
+int __builtin_ctzl(unsigned long x);
+int __builtin_ctzll(unsigned long long x);
 void *memcpy(void *d, const void *s, unsigned long n);
 void *memmove(void *d, const void *s, unsigned long n);
 `;
@@ -288,6 +308,141 @@ void qsort(void *base, unsigned long n, unsigned long size, int (*cmp)(const voi
   }
   free(tmp);
 }
+/* stdio streams: stdin, stdout and stderr are the handles 0, 1 and 2 (both outputs go to the
+   program's output); fopen opens in-memory files that live as long as the VM's memory, never
+   the host's file system. A stream is a malloc'd {file, pos, mode}; a file {data, len, cap}. */
+struct __rf_file { char *data; unsigned long len; unsigned long cap; char *name; };
+struct __rf_stream { struct __rf_file *f; unsigned long pos; int mode; int eof; };
+struct __rf_file *__rf_lookup(const char *name, int create) {
+  struct __rf_file **table = *(struct __rf_file ***)${FILE_TABLE_ADDR};
+  if (!table) {
+    table = calloc(64, sizeof(struct __rf_file *));
+    if (!table) return 0;
+    *(struct __rf_file ***)${FILE_TABLE_ADDR} = table;
+  }
+  int i;
+  for (i = 0; i < 64 && table[i]; i++) if (strcmp(table[i]->name, name) == 0) return table[i];
+  if (!create || i == 64) return 0;
+  struct __rf_file *f = calloc(1, sizeof(struct __rf_file));
+  if (!f) return 0;
+  f->name = strdup(name);
+  table[i] = f;
+  return f;
+}
+FILE *fopen(const char *name, const char *mode) {
+  struct __rf_file *f = __rf_lookup(name, mode[0] != 'r');
+  if (!f) return 0;
+  struct __rf_stream *s = calloc(1, sizeof(struct __rf_stream));
+  if (!s) return 0;
+  s->f = f; s->mode = mode[0];
+  if (mode[0] == 'w') f->len = 0;
+  if (mode[0] == 'a') s->pos = f->len;
+  return (FILE *)s;
+}
+int fclose(FILE *stream) { if ((unsigned long)stream > 2) free(stream); return 0; }
+int fflush(FILE *stream) { return 0; }
+unsigned long fwrite(const void *p, unsigned long size, unsigned long n, FILE *stream) {
+  unsigned long bytes = size * n;
+  if ((unsigned long)stream == 1 || (unsigned long)stream == 2) {
+    const char *c = p;
+    for (unsigned long i = 0; i < bytes; i++) putchar(c[i]);
+    return n;
+  }
+  struct __rf_stream *s = (struct __rf_stream *)stream;
+  if (!s || s->mode == 'r') return 0;
+  struct __rf_file *f = s->f;
+  if (s->pos + bytes > f->cap) {
+    unsigned long cap = (s->pos + bytes) * 2 + 16;
+    char *d = realloc(f->data, cap);
+    if (!d) return 0;
+    f->data = d; f->cap = cap;
+  }
+  memcpy(f->data + s->pos, p, bytes);
+  s->pos += bytes;
+  if (s->pos > f->len) f->len = s->pos;
+  return n;
+}
+unsigned long fread(void *p, unsigned long size, unsigned long n, FILE *stream) {
+  struct __rf_stream *s = (struct __rf_stream *)stream;
+  if ((unsigned long)stream <= 2 || size == 0) return 0;
+  unsigned long have = s->f->len - s->pos;
+  unsigned long items = have / size < n ? have / size : n;
+  memcpy(p, s->f->data + s->pos, items * size);
+  s->pos += items * size;
+  if (items < n) s->eof = 1;
+  return items;
+}
+int fgetc(FILE *stream) {
+  struct __rf_stream *s = (struct __rf_stream *)stream;
+  if ((unsigned long)stream <= 2) return -1;
+  if (s->pos >= s->f->len) { s->eof = 1; return -1; }
+  return (unsigned char)s->f->data[s->pos++];
+}
+int getc(FILE *stream) { return fgetc(stream); }
+char *fgets(char *buf, int n, FILE *stream) {
+  int i = 0;
+  while (i < n - 1) {
+    int c = fgetc(stream);
+    if (c < 0) break;
+    buf[i++] = (char)c;
+    if (c == 10) break;
+  }
+  if (i == 0) return 0;
+  buf[i] = 0;
+  return buf;
+}
+int feof(FILE *stream) { return (unsigned long)stream > 2 && ((struct __rf_stream *)stream)->eof; }
+int fputc(int c, FILE *stream) { char ch = (char)c; return fwrite(&ch, 1, 1, stream) == 1 ? (unsigned char)c : -1; }
+int putc(int c, FILE *stream) { return fputc(c, stream); }
+int fputs(const char *str, FILE *stream) { fwrite(str, 1, strlen(str), stream); return 1; }
+int vfprintf(FILE *stream, const char *fmt, va_list ap) {
+  if ((unsigned long)stream == 1 || (unsigned long)stream == 2) return vprintf(fmt, ap);
+  int n = vsnprintf(0, 0, fmt, ap);
+  char *tmp = malloc(n + 1);
+  if (!tmp) return -1;
+  vsnprintf(tmp, n + 1, fmt, ap);
+  fwrite(tmp, 1, n, stream);
+  free(tmp);
+  return n;
+}
+int fprintf(FILE *stream, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  int n = vfprintf(stream, fmt, ap);
+  va_end(ap);
+  return n;
+}
+unsigned long strspn(const char *s, const char *accept) {
+  unsigned long n = 0;
+  while (s[n] && strchr(accept, s[n])) n++;
+  return n;
+}
+unsigned long strcspn(const char *s, const char *reject) {
+  unsigned long n = 0;
+  while (s[n] && !strchr(reject, s[n])) n++;
+  return n;
+}
+char *strpbrk(const char *s, const char *accept) {
+  s += strcspn(s, accept);
+  return *s ? (char *)s : 0;
+}
+char *strtok_r(char *s, const char *delim, char **save) {
+  if (!s) s = *save;
+  if (!s) return 0;
+  s += strspn(s, delim);
+  if (!*s) { *save = 0; return 0; }
+  char *end = s + strcspn(s, delim);
+  if (*end) { *end = 0; *save = end + 1; } else *save = 0;
+  return s;
+}
+char *strtok(char *s, const char *delim) {
+  /* The saved position lives in the low page, next to the file table pointer. */
+  return strtok_r(s, delim, (char **)${FILE_TABLE_ADDR + 8});
+}
+typedef struct { int quot; int rem; } div_t;
+typedef struct { long quot; long rem; } ldiv_t;
+div_t div(int a, int b) { div_t r; r.quot = a / b; r.rem = a % b; return r; }
+ldiv_t ldiv(long a, long b) { ldiv_t r; r.quot = a / b; r.rem = a % b; return r; }
 void *bsearch(const void *key, const void *base, unsigned long n, unsigned long size, int (*cmp)(const void *, const void *)) {
   const char *a = base; int lo = 0; int hi = (int)n - 1;
   while (lo <= hi) {

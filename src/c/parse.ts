@@ -21,6 +21,7 @@ import {
   sameType,
   typeName,
   usualArith,
+  varargSlots,
   type Member,
   type Type,
 } from "./types.js";
@@ -98,6 +99,8 @@ const BUILTIN_TYPEDEFS: [string, Type][] = [
   ["int64_t", T.long],
   ["uint64_t", T.ulong],
   ["FILE", T.void],
+  ["wchar_t", T.int],
+  ["wint_t", T.uint],
   ["va_list", pointerTo(T.char)],
   ["__builtin_va_list", pointerTo(T.char)],
 ];
@@ -105,7 +108,15 @@ const BUILTIN_TYPEDEFS: [string, Type][] = [
 export const ENTRY_NAME = "__entry";
 
 export function parse(tokens: Token[], base: GlobalScope, host: ParseHost): ParsedBlock {
-  return new Parser(tokens, base.clone(), host).program();
+  const parser = new Parser(tokens, base.clone(), host);
+  try {
+    return parser.program();
+  } catch (e) {
+    // Recursive descent on absurdly nested input: report where the nesting got too deep.
+    if (e instanceof RangeError && /call stack/i.test(e.message))
+      throw syntaxError("program is nested too deeply", parser.current);
+    throw e;
+  }
 }
 
 class Parser {
@@ -135,6 +146,10 @@ class Parser {
   }
 
   // ---- token helpers ----
+  /** The token being read (for errors raised outside the parser's own checks). */
+  get current(): Token {
+    return this.toks[Math.min(this.pos, this.toks.length - 1)]!;
+  }
   private get tok(): Token {
     return this.toks[this.pos]!;
   }
@@ -669,6 +684,7 @@ class Parser {
     f.refs = new Map();
     f.indirect = false;
     f.locals = [];
+    f.switches = [];
     this.g.funcs.set(name.text, f);
     this.g.vars.delete(name.text);
     const savedFn = this.fn;
@@ -811,7 +827,7 @@ class Parser {
       else dv.setFloat64(offset, f, true);
       return;
     }
-    const iv = typeof value === "number" ? BigInt(Math.trunc(value)) : value;
+    const iv = typeof value === "number" ? truncToBigInt(value) : value;
     switch (ty.size) {
       case 1:
         dv.setUint8(offset, Number(BigInt.asUintN(8, iv)));
@@ -844,7 +860,7 @@ class Parser {
           return typeof v === "number"
             ? v
             : Number(n.lhs!.ty!.unsigned ? BigInt.asUintN(64, v) : BigInt.asIntN(64, v));
-        const iv = typeof v === "number" ? BigInt(Math.trunc(v)) : v;
+        const iv = typeof v === "number" ? truncToBigInt(v) : v;
         return wrapInt(iv, ty.kind === "ptr" ? T.uint : ty);
       }
       case "addr":
@@ -1016,6 +1032,7 @@ class Parser {
       else this.declareTag(tag, ty);
     }
     const members: Member[] = [];
+    const fields: Member[] = [];
     let offset = 0;
     let align = 1;
     while (!this.consume("}")) {
@@ -1025,6 +1042,7 @@ class Parser {
         if (isAggregate(spec.ty) && spec.ty.members) {
           const base = kind === "struct" ? alignTo(offset, spec.ty.align) : 0;
           for (const m of spec.ty.members) members.push({ ...m, offset: base + m.offset });
+          fields.push({ name: "", ty: spec.ty, offset: base });
           offset = kind === "struct" ? base + spec.ty.size : Math.max(offset, spec.ty.size);
           align = Math.max(align, spec.ty.align);
         }
@@ -1039,6 +1057,7 @@ class Parser {
         if (this.consume(":")) this.constInt(); // bit-fields are laid out as whole fields
         const mo = kind === "struct" ? alignTo(offset, mty.align) : 0;
         members.push({ name: name.text, ty: mty, offset: mo });
+        fields.push({ name: name.text, ty: mty, offset: mo });
         offset = kind === "struct" ? mo + mty.size : Math.max(offset, mty.size);
         align = Math.max(align, mty.align);
         if (this.consume(";")) break;
@@ -1046,6 +1065,7 @@ class Parser {
       }
     }
     ty.members = members;
+    if (fields.length !== members.length) ty.fields = fields;
     ty.align = align;
     ty.size = alignTo(offset, align);
     ty.complete = true;
@@ -1125,10 +1145,21 @@ class Parser {
     if (this.consume("[")) {
       let len = -1;
       let vlaLen: Node | undefined;
+      // C99 qualifiers in a parameter's array declarator: int x[const 5], int x[static 5].
+      while (
+        this.consume("const") ||
+        this.consume("volatile") ||
+        this.consume("restrict") ||
+        this.consume("static")
+      );
+      // int x[*]: a VLA of unspecified size (only in prototypes): an incomplete array.
+      if (this.is("*") && this.peek().text === "]") this.pos++;
       const at = this.tok;
       if (!this.is("]")) {
         const e = this.conditional();
         if (e.kind === "num") {
+          if (e.ival === undefined && !Number.isFinite(e.fval!))
+            throw typeError(`array size ${e.fval} is not a finite number`, at);
           const n = e.ival !== undefined ? BigInt.asIntN(64, e.ival) : BigInt(Math.trunc(e.fval!));
           if (n < 0n) throw typeError("array size is negative", at);
           len = Number(n);
@@ -1157,6 +1188,11 @@ class Parser {
     if (this.is("void") && this.peek().text === ")") {
       this.pos += 2;
       return withParamNames(funcType(ret, []), []);
+    }
+    if (this.consume(")")) {
+      // `int f()`: parameters unspecified (pre-C23); calls through such a type pass what
+      // they are given, with the default promotions.
+      return withParamNames({ ...funcType(ret, []), oldStyle: true }, []);
     }
     while (!this.consume(")")) {
       if (params.length > 0) this.expect(",");
@@ -1189,24 +1225,49 @@ class Parser {
     const at = this.tok;
     const n = this.conditional();
     if (n.kind !== "num" || n.ival === undefined) {
-      if (n.kind === "num") return BigInt(Math.trunc(n.fval!));
+      if (n.kind === "num") {
+        if (!Number.isFinite(n.fval!))
+          throw typeError(`expected a constant integer, but ${n.fval} is not finite`, at);
+        return BigInt(Math.trunc(n.fval!));
+      }
       throw typeError("expected a constant integer expression", at);
     }
     return BigInt.asIntN(64, n.ival);
+  }
+
+  // string-literal = str+ (adjacent literals concatenate; any L"…" makes the whole one wide)
+  /** Reads adjacent string literals: the bytes with the terminating NUL, and the element type
+   * (char, or int for wchar_t strings, stored little-endian). */
+  private stringLiteral(): { bytes: number[]; elem: Type } {
+    const parts: Token[] = [];
+    while (this.tok.kind === "str") parts.push(this.toks[this.pos++]!);
+    if (!parts.some((p) => p.units)) {
+      const bytes: number[] = [];
+      for (const p of parts) for (const b of p.bytes!) bytes.push(b);
+      bytes.push(0);
+      return { bytes, elem: T.char };
+    }
+    const bytes: number[] = [];
+    for (const p of parts)
+      for (const u of p.units ?? p.bytes!)
+        bytes.push(u & 255, (u >> 8) & 255, (u >> 16) & 255, u >>> 24);
+    bytes.push(0, 0, 0, 0);
+    return { bytes, elem: T.int };
   }
 
   // initializer = "{" initializer ("," initializer)* ","? "}" | assign
   private initializer(ty: Type): Initializer {
     const at = this.tok;
     if (ty.kind === "array") {
-      if (this.tok.kind === "str" && ty.base!.size === 1) {
-        const s = this.toks[this.pos++]!;
-        const bytes = [...s.bytes!];
-        while (this.tok.kind === "str") bytes.push(...this.toks[this.pos++]!.bytes!);
-        bytes.push(0);
-        const len = ty.len! < 0 ? bytes.length : ty.len!;
+      const wideOk = ty.base!.size === 4 && isInteger(ty.base!);
+      if (this.tok.kind === "str" && (ty.base!.size === 1 || (wideOk && this.tok.units))) {
+        const { bytes, elem } = this.stringLiteral();
+        if (elem.size !== ty.base!.size)
+          throw typeError(`cannot initialize '${typeName(ty)}' with a wide string`, at);
+        const count = bytes.length / elem.size;
+        const len = ty.len! < 0 ? count : ty.len!;
         const aty = arrayOf(ty.base!, len);
-        return { ty: aty, bytes: bytes.slice(0, len) };
+        return { ty: aty, bytes: bytes.slice(0, len * elem.size) };
       }
       if (this.is("{") && this.peek().kind === "str" && ty.base!.size === 1) {
         this.pos++;
@@ -1221,7 +1282,9 @@ class Parser {
       let max = 0;
       while (!this.consume("}")) {
         if (this.consume("[")) {
+          const at = this.tok;
           i = Number(this.constInt());
+          if (i < 0) throw typeError(`array designator [${i}] is negative`, at);
           this.expect("]");
           this.expect("=");
         }
@@ -1248,15 +1311,22 @@ class Parser {
       this.expect("{");
       const items: { offset: number; init: Initializer }[] = [];
       let k = 0;
-      const members = ty.members ?? [];
+      const members = ty.fields ?? ty.members ?? [];
       while (!this.consume("}")) {
+        let m: Member | undefined;
         if (this.consume(".")) {
           const mname = this.ident();
-          k = members.findIndex((m) => m.name === mname.text);
-          if (k < 0) throw typeError(`no member named '${mname.text}' in '${typeName(ty)}'`, mname);
+          // A designator may name a member of an anonymous struct/union member.
+          m = (ty.members ?? []).find((x) => x.name === mname.text);
+          if (!m) throw typeError(`no member named '${mname.text}' in '${typeName(ty)}'`, mname);
+          const named = m;
+          k = members.findIndex(
+            (x) =>
+              x.name === named.name ||
+              (x.name === "" && x.ty.members?.some((y) => y.name === named.name)),
+          );
           this.expect("=");
-        }
-        const m = members[k];
+        } else m = members[k];
         if (!m) throw typeError("too many elements in struct initializer", this.tok);
         items.push({ offset: m.offset, init: this.elementInit(m.ty) });
         k++;
@@ -1303,7 +1373,7 @@ class Parser {
             offset: i * ty.base!.size,
             ty: ty.base!,
           }))
-        : (ty.members ?? [])
+        : (ty.fields ?? ty.members ?? [])
             .slice(0, ty.kind === "union" ? 1 : undefined)
             .map((m) => ({ offset: m.offset, ty: m.ty }));
     for (let i = 0; i < slots.length && !this.is("}"); i++) {
@@ -1480,7 +1550,9 @@ class Parser {
           const body = this.stmt();
           this.breakDepth--;
           this.switches.pop();
-          return this.node("switch", t, { cond, then: body, cases });
+          const sw = this.node("switch", t, { cond, then: body, cases });
+          (this.fn!.switches ??= []).push(sw);
+          return sw;
         }
         case "case":
         case "default": {
@@ -1759,7 +1831,7 @@ class Parser {
       this.pos++;
       const ty = this.typeName();
       this.expect(")");
-      if (this.is("{")) throw syntaxError("compound literals are not supported", this.tok);
+      if (this.is("{")) return this.postfixOf(this.compoundLiteral(ty, at));
       const e = this.castExpr();
       if (ty.kind === "void") return this.node("cast", at, { lhs: e, ty });
       if (!isScalar(ty)) throw typeError(`cannot cast to '${typeName(ty)}'`, at);
@@ -1879,9 +1951,35 @@ class Parser {
     return this.node("incdec", at, { lhs: e, delta: step, prefix, ty, checked });
   }
 
+  // compound-literal = "(" type-name ")" "{" initializer-list "}"
+  /** An unnamed object: a local of the enclosing function (initialized each time the
+   * expression runs, as C says), or a global at file scope. */
+  private compoundLiteral(declared: Type, at: Pos): Node {
+    const init = this.initializer(declared);
+    const ty = declared.kind === "array" && declared.len! < 0 ? init.ty : declared;
+    const name = `__compound${this.localId++}`;
+    if (!this.fn) {
+      const v = this.newGlobal(name, ty, at);
+      this.g.vars.set(name, v);
+      this.staticInit(v, init, at);
+      return this.node("var", at, { v, ty });
+    }
+    const v = this.newLocal(name, ty, at);
+    v.inMemory = true;
+    const ref = this.node("var", at, { v, ty });
+    const decl = this.node("decl", at, { v, initializer: init, lhs: ref });
+    return this.node("stmtexpr", at, {
+      body: [decl, this.node("exprstmt", at, { lhs: this.node("var", at, { v, ty }) })],
+      ty,
+    });
+  }
+
   // postfix = primary ("[" expr "]" | "(" args ")" | "." ident | "->" ident | "++" | "--")*
   private postfix(): Node {
-    let n = this.primary();
+    return this.postfixOf(this.primary());
+  }
+  private postfixOf(first: Node): Node {
+    let n = first;
     for (;;) {
       const t = this.tok;
       if (this.consume("[")) {
@@ -1983,7 +2081,10 @@ class Parser {
 
   private convertArgs(node: Node, fty: Type, args: Node[], name: string): void {
     const params = fty.params!;
-    if (args.length < params.length || (args.length > params.length && !fty.variadic))
+    if (
+      args.length < params.length ||
+      (args.length > params.length && !fty.variadic && !fty.oldStyle)
+    )
       throw typeError(
         `'${name}' takes ${params.length} argument(s) but ${args.length} were given`,
         node,
@@ -1994,8 +2095,11 @@ class Parser {
       // Default argument promotions for the variadic part.
       let t = this.toRvalueType(a.ty!);
       if (t.kind === "void") throw typeError("void value passed as an argument", a);
-      if (isAggregate(t))
-        throw typeError(`passing '${typeName(t)}' to a variadic function is not supported`, a);
+      if (isAggregate(t) && this.host.libraryType(name))
+        throw typeError(
+          `passing '${typeName(t)}' to library function '${name}' is not supported`,
+          a,
+        );
       if (t.kind === "float") t = T.double;
       else if (isInteger(t)) t = promote(t);
       return this.cast(a, t);
@@ -2029,6 +2133,31 @@ class Parser {
     }
   }
 
+  // generic-selection = "_Generic" "(" assign ("," (type-name | "default") ":" assign)+ ")"
+  private generic(t: Token): Node {
+    this.pos++;
+    this.expect("(");
+    const control = this.assign();
+    const cty = this.toRvalueType(control.ty!);
+    let chosen: Node | null = null;
+    let fallback: Node | null = null;
+    while (this.consume(",")) {
+      if (this.consume("default")) {
+        this.expect(":");
+        fallback = this.assign();
+        continue;
+      }
+      const ty = this.typeName();
+      this.expect(":");
+      const e = this.assign();
+      if (!chosen && genericMatch(cty, ty)) chosen = e;
+    }
+    this.expect(")");
+    const picked = chosen ?? fallback;
+    if (!picked) throw typeError(`_Generic has no association for type '${typeName(cty)}'`, t);
+    return picked;
+  }
+
   // stdarg = "va_start" "(" unary "," ident ")" | "va_arg" "(" unary "," type-name ")"
   //        | "va_end" "(" unary ")" | "va_copy" "(" unary "," unary ")"
   // Variadic arguments sit in 8-byte slots (integers widened, floats as double) behind a
@@ -2054,18 +2183,19 @@ class Parser {
       const ty = this.typeName();
       this.checkLvalue(ap, t);
       if (ap.ty!.kind !== "ptr") throw typeError("va_arg needs a va_list", t);
-      // *(ty *)((ap += 8) - 8)
+      // *(ty *)((ap += n) - n), n = 8 per slot (a struct takes its size rounded up to 8)
+      const step = 8 * varargSlots(ty);
       const bump = this.node("opassign", t, {
         op: "+",
         lhs: ap,
-        rhs: this.num(8, T.int, t),
+        rhs: this.num(step, T.int, t),
         ty: ap.ty,
         opTy: T.int,
       });
       const back = this.node("binary", t, {
         op: "-",
         lhs: bump,
-        rhs: this.num(8, T.int, t),
+        rhs: this.num(step, T.int, t),
         ty: ap.ty,
         opTy: T.int,
       });
@@ -2083,10 +2213,34 @@ class Parser {
   // primary = "(" expr ")" | ident | str | num
   private primary(): Node {
     const t = this.tok;
+    if (this.is("(") && this.peek().text === "{" && this.fn) {
+      // statement-expr = "(" compound-stmt ")"
+      this.pos++;
+      const block = this.compoundStmt();
+      this.expect(")");
+      const body = block.body!;
+      const last = body[body.length - 1];
+      const ty = last && last.kind === "exprstmt" ? this.toRvalueType(last.lhs!.ty!) : T.void;
+      return this.node("stmtexpr", t, { body, ty });
+    }
     if (this.consume("(")) {
       const e = this.expr();
       this.expect(")");
       return e;
+    }
+    if (t.kind === "ident" && t.text === "_Generic") return this.generic(t);
+    if (
+      t.kind === "ident" &&
+      (t.text === "__func__" || t.text === "__FUNCTION__") &&
+      !this.lookup(t.text)
+    ) {
+      // The enclosing function's name, as a string literal (top-level statements: "main").
+      const name = !this.fn || this.fn === this.entry ? "main" : this.fn.name;
+      const bytes = [...Buffer.from(name, "utf8"), 0];
+      this.pos++;
+      const addr = this.host.alloc(bytes.length, 1);
+      this.host.write(addr, Uint8Array.from(bytes));
+      return this.node("str", t, { bytes, addr, ty: arrayOf(T.char, bytes.length) });
     }
     if (t.kind === "num") {
       this.pos++;
@@ -2101,13 +2255,10 @@ class Parser {
       return t.fval !== undefined ? this.num(t.fval, ty, t) : this.num(t.ival!, ty, t);
     }
     if (t.kind === "str") {
-      this.pos++;
-      const bytes = [...t.bytes!];
-      while (this.tok.kind === "str") bytes.push(...this.toks[this.pos++]!.bytes!);
-      bytes.push(0);
-      const addr = this.host.alloc(bytes.length, 1);
+      const { bytes, elem } = this.stringLiteral();
+      const addr = this.host.alloc(bytes.length, elem.size);
       this.host.write(addr, Uint8Array.from(bytes));
-      return this.node("str", t, { bytes, addr, ty: arrayOf(T.char, bytes.length) });
+      return this.node("str", t, { bytes, addr, ty: arrayOf(elem, bytes.length / elem.size) });
     }
     if (t.kind === "ident" && /^va_(start|arg|end|copy)$/.test(t.text) && !this.lookup(t.text))
       return this.stdarg(t);
@@ -2142,6 +2293,30 @@ class Parser {
 }
 
 class NotConstant extends Error {}
+
+/** _Generic's type match: top-level qualifiers are dropped, but what a pointer points to must
+ * agree in const-ness and signedness (so `const char *` and `char *` are different). */
+function genericMatch(a: Type, b: Type): boolean {
+  if (a.kind !== b.kind) return false;
+  switch (a.kind) {
+    case "ptr":
+      if (a.base!.kind === "func" || b.base!.kind === "func") return a.base!.kind === b.base!.kind;
+      return !!a.base!.isConst === !!b.base!.isConst && genericMatch(a.base!, b.base!);
+    case "struct":
+    case "union":
+      return a.members === b.members;
+    case "array":
+      return a.len === b.len && genericMatch(a.base!, b.base!);
+    default:
+      return !!a.unsigned === !!b.unsigned && a.size === b.size;
+  }
+}
+
+/** A double converted to an integer as a conversion in C does it on x86-64: NaN and out of
+ * range values give the "integer indefinite" (INT64_MIN) rather than throwing. */
+function truncToBigInt(v: number): bigint {
+  return Number.isFinite(v) ? BigInt(Math.trunc(v)) : -(1n << 63n);
+}
 
 /** Truncates an integer to the width and signedness of `ty`. */
 export function wrapInt(v: bigint, ty: Type): bigint {

@@ -13,7 +13,7 @@ interface Macro {
 const STANDARD_HEADERS = new Set(
   (
     "stdio.h stdlib.h string.h math.h limits.h stdbool.h stdint.h stddef.h ctype.h assert.h " +
-    "float.h stdarg.h inttypes.h time.h errno.h"
+    "float.h stdarg.h inttypes.h time.h errno.h wchar.h iso646.h stdalign.h stdnoreturn.h"
   ).split(" "),
 );
 
@@ -64,6 +64,51 @@ const PREDEFINED = `
 #define DBL_EPSILON 2.2204460492503131e-16
 #define FLT_EPSILON 1.1920928955078125e-07F
 #define __RUFFIAN__ 1
+#define __attribute__(x)
+#define __attribute(x)
+#define __extension__
+#define __inline inline
+#define __inline__ inline
+#define __restrict restrict
+#define __restrict__ restrict
+#define __const const
+#define __volatile__ volatile
+#define __signed__ signed
+#define _Noreturn
+#define stdin ((FILE *)0)
+#define stdout ((FILE *)1)
+#define stderr ((FILE *)2)
+#define SEEK_SET 0
+#define BUFSIZ 8192
+#define __builtin_expect(x, y) (x)
+#define __builtin_unreachable() ((void)0)
+#define __builtin_offsetof(t, m) ((unsigned long)&((t *)0)->m)
+#define offsetof(t, m) ((unsigned long)&((t *)0)->m)
+#define __LP64__ 1
+#define _LP64 1
+#define __STDC__ 1
+#define __STDC_VERSION__ 201112L
+#define __STDC_HOSTED__ 1
+#define PRId8 "d"
+#define PRId16 "d"
+#define PRId32 "d"
+#define PRId64 "ld"
+#define PRIi32 "i"
+#define PRIi64 "li"
+#define PRIu8 "u"
+#define PRIu16 "u"
+#define PRIu32 "u"
+#define PRIu64 "lu"
+#define PRIx32 "x"
+#define PRIx64 "lx"
+#define PRIX32 "X"
+#define PRIX64 "lX"
+#define INT8_MIN (-128)
+#define INT16_MIN (-32768)
+#define UINT8_MAX 255
+#define UINT16_MAX 65535
+#define WCHAR_MAX 2147483647
+#define WCHAR_MIN (-2147483647-1)
 `;
 
 let predefinedCache: Map<string, Macro> | null = null;
@@ -102,6 +147,10 @@ const MAX_EXPANDED_TOKENS = 50_000;
 
 class Preprocessor {
   private produced = 0;
+  /** #pragma push_macro("name") stacks, per name (undefined: it was not defined). */
+  private readonly pushed = new Map<string, (Macro | undefined)[]>();
+  /** #line: what __LINE__ adds to a token's real line from here on. */
+  private lineDelta = 0;
   constructor(readonly macros: Map<string, Macro>) {}
 
   run(input: Token[]): Token[] {
@@ -185,7 +234,15 @@ class Preprocessor {
             this.macros.delete(rest[0]?.text ?? "");
             continue;
           case "pragma":
+            this.pragma(rest);
             continue;
+          case "line": {
+            const [num] = this.expand(rest);
+            if (!num || num.kind !== "num" || num.ival === undefined)
+              throw syntaxError("#line expects a line number", rest[0] ?? t);
+            this.lineDelta = Number(num.ival) - (t.line + 1);
+            continue;
+          }
           case "error":
             throw syntaxError(`#error ${rest.map((x) => x.text).join(" ")}`, t);
           default:
@@ -203,6 +260,25 @@ class Preprocessor {
     flush();
     out.push(input[input.length - 1]!);
     return out;
+  }
+
+  /** push_macro/pop_macro save and restore a definition; other pragmas are ignored. */
+  private pragma(rest: Token[]): void {
+    const kind = rest[0]?.text;
+    if (kind !== "push_macro" && kind !== "pop_macro") return;
+    if (rest[1]?.text !== "(" || rest[2]?.kind !== "str" || rest[3]?.text !== ")")
+      throw syntaxError(`#pragma ${kind} expects ("name")`, rest[0]!);
+    const name = Buffer.from(rest[2].bytes!).toString("utf8");
+    const stack = this.pushed.get(name) ?? [];
+    if (kind === "push_macro") {
+      stack.push(this.macros.get(name));
+      this.pushed.set(name, stack);
+      return;
+    }
+    if (stack.length === 0) return;
+    const saved = stack.pop();
+    if (saved) this.macros.set(name, saved);
+    else this.macros.delete(name);
   }
 
   private define(rest: Token[], at: Token): void {
@@ -234,7 +310,8 @@ class Preprocessor {
     while (stack.length > 0) {
       const t = stack.pop()!;
       if (t.text === "__LINE__" && !this.macros.has("__LINE__")) {
-        out.push({ ...t, kind: "num", text: String(t.line), ival: BigInt(t.line), numType: "int" });
+        const n = t.line + this.lineDelta;
+        out.push({ ...t, kind: "num", text: String(n), ival: BigInt(n), numType: "int" });
         continue;
       }
       if (t.text === "__FILE__" && !this.macros.has("__FILE__")) {
@@ -266,12 +343,14 @@ class Preprocessor {
       const args: Token[][] = [[]];
       let depth = 0;
       let closed = false;
+      let closing: Token | undefined;
       while (stack.length > 0) {
         const a = stack.pop()!;
         if (a.text === "(") depth++;
         else if (a.text === ")") {
           if (depth === 0) {
             closed = true;
+            closing = a;
             break;
           }
           depth--;
@@ -286,6 +365,11 @@ class Preprocessor {
         args[args.length - 1]!.push(a);
       }
       if (!closed) throw syntaxError(`unterminated call to macro '${t.text}'`, t);
+      // Prosser's rule: the expansion hides what both the name and the ')' came out of, so a
+      // macro name produced by another expansion and called with source arguments expands.
+      const rparenHides = closing?.hideset;
+      const hides = new Set([...(t.hideset ?? [])].filter((h) => rparenHides?.has(h)));
+      const site: Token = { ...t, hideset: hides };
       if (args.length === 1 && args[0]!.length === 0 && m.params.length === 0) args.pop();
       const want = m.params.length + (m.variadic ? 1 : 0);
       if (args.length !== want && !(m.variadic && args.length === m.params.length))
@@ -293,7 +377,7 @@ class Preprocessor {
           `macro '${t.text}' takes ${m.params.length} argument(s), got ${args.length}`,
           t,
         );
-      const body = hideAll(this.substitute(m, args, t), t.text, t);
+      const body = hideAll(this.substitute(m, args, t), t.text, site);
       this.produced += body.length;
       if (this.produced > MAX_EXPANDED_TOKENS)
         throw syntaxError(
@@ -377,6 +461,8 @@ class Preprocessor {
 /** Evaluates a preprocessor #if expression over integer constants. */
 class CondEval {
   pos = 0;
+  /** Inside an operand that short-circuiting skips: errors such as 0/0 do not count there. */
+  private dead = 0;
   constructor(
     readonly toks: Token[],
     readonly at: Token,
@@ -388,10 +474,10 @@ class CondEval {
     const c = this.binary(0);
     if (this.peek() === "?") {
       this.pos++;
-      const a = this.expr();
+      const a = this.live(c !== 0n, () => this.expr());
       if (this.peek() !== ":") throw syntaxError("expected ':' in #if expression", this.at);
       this.pos++;
-      const b = this.expr();
+      const b = this.live(c === 0n, () => this.expr());
       return c !== 0n ? a : b;
     }
     return c;
@@ -423,7 +509,8 @@ class CondEval {
       const p = CondEval.PREC[op];
       if (p === undefined || p <= min) return l;
       this.pos++;
-      const r = this.binary(p);
+      const skipped = (op === "&&" && l === 0n) || (op === "||" && l !== 0n);
+      const r = this.live(!skipped, () => this.binary(p));
       const b = (x: boolean): bigint => (x ? 1n : 0n);
       switch (op) {
         case "||":
@@ -476,10 +563,25 @@ class CondEval {
           break;
         case "/":
         case "%":
-          if (r === 0n) throw syntaxError("division by zero in #if", this.at);
+          if (r === 0n) {
+            if (this.dead > 0) {
+              l = 0n;
+              break;
+            }
+            throw syntaxError("division by zero in #if", this.at);
+          }
           l = op === "/" ? l / r : l % r;
           break;
       }
+    }
+  }
+  private live(live: boolean, read: () => bigint): bigint {
+    if (live) return read();
+    this.dead++;
+    try {
+      return read();
+    } finally {
+      this.dead--;
     }
   }
   private unary(): bigint {

@@ -19,6 +19,8 @@ export interface Token {
   numType?: "int" | "uint" | "long" | "ulong" | "float" | "double";
   /** str: the bytes (without the terminating NUL). */
   bytes?: number[];
+  /** str: a wide literal (L"…"): `units` holds its code points, one wchar_t (int) each. */
+  units?: number[];
   /** Macro names this token came out of, so expansion does not recurse forever. */
   hideset?: Set<string>;
 }
@@ -181,6 +183,8 @@ export function tokenize(src: string): Token[] {
     hasSpace = false;
   };
   const n = src.length;
+  /** Set after an L/u/U prefix: the literal that follows is wide and starts at the prefix. */
+  let wide: { col: number } | null = null;
   while (i < n) {
     const code = src.charCodeAt(i);
     const c = src[i]!;
@@ -240,13 +244,26 @@ export function tokenize(src: string): Token[] {
       let j = i + 1;
       while (j < n && isIdentChar(src.charCodeAt(j))) j++;
       const text = src.slice(i, j);
+      if ((text === "L" || text === "u" || text === "U") && (src[j] === "'" || src[j] === '"')) {
+        wide = { col };
+        i = j;
+        continue;
+      }
+      if (text === "u8" && src[j] === '"') {
+        i = j;
+        continue;
+      }
       push({ kind: KEYWORDS.has(text) ? "keyword" : "ident", text, line, col, atBol, hasSpace });
       i = j;
       continue;
     }
-    const pos = { line, col };
+    const start = wide ? wide.col : col;
+    const isWide = wide !== null;
+    wide = null;
+    const pos = { line, col: start };
     if (c === '"') {
       const bytes: number[] = [];
+      const units: number[] = [];
       let j = i + 1;
       for (;;) {
         if (j >= n || src[j] === "\n") throw syntaxError("unterminated string literal", pos);
@@ -255,17 +272,30 @@ export function tokenize(src: string): Token[] {
         if (d === "\\") {
           const [v, next] = readEscape(src, j + 1, pos);
           bytes.push(v);
+          units.push(v);
           j = next;
         } else if (src.charCodeAt(j) < 128) {
           bytes.push(src.charCodeAt(j));
+          units.push(src.charCodeAt(j));
           j++;
         } else {
           const ch = String.fromCodePoint(src.codePointAt(j)!);
           pushChar(bytes, ch);
+          units.push(src.codePointAt(j)!);
           j += ch.length;
         }
       }
-      push({ kind: "str", text: src.slice(i, j + 1), bytes, line, col, atBol, hasSpace });
+      const text = src.slice(i, j + 1);
+      push({
+        kind: "str",
+        text,
+        bytes,
+        ...(isWide ? { units } : {}),
+        line,
+        col: start,
+        atBol,
+        hasSpace,
+      });
       i = j + 1;
       continue;
     }
@@ -277,19 +307,19 @@ export function tokenize(src: string): Token[] {
         const bytes: number[] = [];
         const ch = String.fromCodePoint(src.codePointAt(j)!);
         pushChar(bytes, ch);
-        v = bytes[0]!;
+        v = isWide ? src.codePointAt(j)! : bytes[0]!;
         j += ch.length;
       } else throw syntaxError("empty character literal", pos);
       if (src[j] !== "'") throw syntaxError("unterminated character literal", pos);
-      // Plain char is signed, so '\xff' is -1 as in gcc on x86.
-      const signed = v > 127 ? v - 256 : v;
+      // Plain char is signed, so '\xff' is -1 as in gcc on x86; L'x' is a wchar_t (int).
+      const signed = !isWide && v > 127 ? v - 256 : v;
       push({
         kind: "num",
         text: src.slice(i, j + 1),
         ival: BigInt(signed),
         numType: "int",
         line,
-        col,
+        col: start,
         atBol,
         hasSpace,
       });

@@ -34,14 +34,19 @@ export interface Type {
   base?: Type;
   /** array: element count (-1 while incomplete, e.g. `int a[] = {...}`). */
   len?: number;
-  /** struct/union */
+  /** struct/union: every member by name (those of anonymous struct/union members flattened in). */
   members?: Member[];
+  /** struct/union: the members an initializer list fills in order, where an anonymous
+   * struct/union member is one entry (absent when that is just `members`). */
+  fields?: Member[];
   tag?: string;
   complete?: boolean;
   /** func */
   ret?: Type;
   params?: Type[];
   variadic?: boolean;
+  /** func: declared with `()`, parameters unspecified. */
+  oldStyle?: boolean;
   /** func: parameter names as written (for definitions). */
   paramNames?: { text: string; line: number; col: number }[];
   /** Variable-length array: its length expression, and the hidden local holding the count. */
@@ -184,3 +189,8 @@ export const sameType = (a: Type, b: Type): boolean => {
 };
 
 export const alignTo = (n: number, a: number): number => Math.ceil(n / a) * a;
+
+/** 8-byte slots a variadic argument takes: one per scalar, a struct's size rounded up. */
+export function varargSlots(t: Type): number {
+  return isAggregate(t) ? Math.max(1, Math.ceil(t.size / 8)) : 1;
+}

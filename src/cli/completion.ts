@@ -8,6 +8,8 @@ export type Shell = "bash" | "zsh" | "fish";
 interface OptionSpec {
   flags: string[];
   takesValue: boolean;
+  /** The value names a file or folder (its placeholder is <file>, <path> or <dir>). */
+  takesPath: boolean;
   choices: readonly string[] | undefined;
   description: string;
 }
@@ -24,6 +26,7 @@ function optionSpec(o: Option): OptionSpec {
   return {
     flags: [o.short, o.long].filter((f): f is string => f !== undefined),
     takesValue: o.required || o.optional,
+    takesPath: /<(file|path|dir)>/.test(o.flags),
     choices: o.argChoices,
     description: o.description,
   };
@@ -33,6 +36,7 @@ function describe(program: Command): CommandSpec[] {
   const help: OptionSpec = {
     flags: ["-h", "--help"],
     takesValue: false,
+    takesPath: false,
     choices: undefined,
     description: "display help",
   };
@@ -56,7 +60,8 @@ function bash(program: Command): string {
   const cases = commands.map((c) => {
     const valued = c.options.filter((o) => o.takesValue);
     const withChoices = valued.filter((o) => o.choices);
-    const fileValued = valued.filter((o) => !o.choices);
+    const fileValued = valued.filter((o) => o.takesPath);
+    const otherValued = valued.filter((o) => !o.choices && !o.takesPath);
     const lines = [`    ${c.name})`, `      case "$prev" in`];
     for (const o of withChoices)
       lines.push(
@@ -65,6 +70,10 @@ function bash(program: Command): string {
     if (fileValued.length > 0)
       lines.push(
         `        ${fileValued.flatMap((o) => o.flags).join("|")}) COMPREPLY=($(compgen -f -- "$cur")); return ;;`,
+      );
+    if (otherValued.length > 0)
+      lines.push(
+        `        ${otherValued.flatMap((o) => o.flags).join("|")}) COMPREPLY=(); return ;;`,
       );
     lines.push(`      esac`);
     const flags = c.options.flatMap((o) => o.flags);

@@ -212,8 +212,19 @@ export function buildProgram(): Command {
     .option("--table", "compare (a) with the VM, (b) injection off, (c) a baseline model")
     .option(
       "--baseline <path>",
-      "baseline model of --table (default: models/ruffian-nano-direct.gguf)",
+      "baseline model of --table and --compare (default: models/ruffian-nano-direct.gguf)",
     )
+    .option("--questions <file>", "JSON-lines question set (same as --set)")
+    .option(
+      "--few-shot <counts>",
+      "sweep worked examples in the prompt, e.g. 0,1,2,5,10 (any model; eval/algorithm-questions.jsonl is a set for it)",
+    )
+    .option("--compare", "in-band vs tool calls vs direct answers, with the cost of each answer")
+    .option(
+      "--tools-model <path>",
+      "model of --compare's tool-call mode (default: models/ruffian-nano-tools.gguf)",
+    )
+    .option("--plot <file.svg>", "where --few-shot or --compare writes its plot")
     .action(async (opts: import("./commands/eval.js").EvalCommandOptions) => {
       const { evalCommand } = await import("./commands/eval.js");
       process.exitCode = await evalCommand(opts);

@@ -2,8 +2,8 @@
 // softmax normaliser and entropy, the k most likely tokens, the nucleus (top-p). The sampler,
 // LogitState (token statistics, top_k_*, vocab_entropy, logit_top_p) all call these.
 //
-// Each is one SIMD pass over the logits (vocab-kernels.ts) plus work on the few candidates it
-// leaves. Exactness by arithmetic: sums are float64; a token more than 87.3 nats below the most
+// Each is one or a few SIMD passes over the logits (vocab-kernels.ts) plus work on the few
+// candidates they leave. Exactness by arithmetic: sums are float64; a token more than 87.3 nats below the most
 // likely one is left out of the normaliser, which changes it by less than V·e^−87.3 (< 1e-32
 // relative for any vocabulary below 10^6 tokens); the float32 exponential is accurate to a few
 // ulp, so probabilities and entropy agree with a float64 computation to well within 1e-6.
@@ -95,42 +95,85 @@ export function topTokens(buf: VocabBuffers, k: number, ids: Int32Array): number
   return count;
 }
 
+/** Nuclei up to this many tokens are found by collecting candidates, larger ones by mass passes. */
+const SMALL_NUCLEUS = 16384;
+
+export interface Nucleus {
+  /** The lowest logit in the nucleus: every token at or above it is in (ties included). */
+  cut: number;
+  /** When ≥ 0, `buf.index[0..count)` holds the nucleus (the smallest set, ties cut) and `mass`
+   * its weight; −1 when the nucleus was too large to list (then use `cut`). */
+  count: number;
+  mass: number;
+}
+
 /**
- * The nucleus: after `buf.expWeights(max, scale)` returned `z`, puts into `buf.index[0..count)`
- * the smallest set of most likely tokens whose weight reaches p·z; returns its size and mass.
- * A strided sample predicts the logit where the cut falls; everything above a lower logit is
- * collected and its exact mass checked, lowering the logit until it holds.
+ * The top-p nucleus: after `buf.expWeights(max, scale)` returned `z`, the smallest most likely
+ * set weighing at least p·z. A strided sample of the vocabulary predicts where it ends; a small
+ * nucleus is collected and partitioned by weight, a large one is bracketed by mass passes and
+ * only the tokens inside the bracket are partitioned.
  */
-export function collectNucleus(
+export function nucleusCut(
   buf: VocabBuffers,
   p: number,
   max: number,
   scale: number,
   z: number,
-): { count: number; mass: number } {
+): Nucleus {
   const target = p * z;
   const logits = buf.logits;
-  const weights = buf.weights;
-  const index = buf.index;
   const n = buf.size;
   const stride = Math.max(1, Math.floor(n / SAMPLE));
-  let taken = 0;
-  for (let i = 0; i < n && taken < SAMPLE; i += stride) sample[taken++] = logits[i]!;
-  const sorted = sample.subarray(0, taken).sort().reverse();
-  // Estimated mass above the j-th sampled logit: each sample stands for `stride` tokens.
-  let j = 0;
-  let estimate = 0;
-  while (j < taken && estimate < target)
-    estimate += Math.exp((sorted[j++]! - max) * scale) * stride;
-  let rank = j + (j >> 1) + 4;
-  for (;;) {
-    const threshold = rank < taken ? sorted[rank]! : -Infinity;
+  const index = buf.index;
+  const weights = buf.weights;
+  // A small nucleus (the usual case): collect everything above a sampled logit and partition
+  // those few by weight, going down the sample while their mass falls short.
+  for (let rank = 8; rank * stride <= SMALL_NUCLEUS && rank <= SAMPLE; rank *= 4) {
+    const threshold = sampledRank(logits, stride, rank);
+    if (threshold === -Infinity) break;
     const count = buf.collect(threshold);
     let mass = 0;
     for (let i = 0; i < count; i++) mass += weights[index[i]!]!;
-    if (mass >= target || threshold === -Infinity) return nucleus(index, count, weights, target);
-    rank *= 4;
+    if (mass >= target) {
+      const kept = nucleus(index, count, weights, target);
+      return { cut: lowestLogit(logits, index, kept.count), ...kept };
+    }
   }
+  let taken = 0;
+  for (let i = 0; i < n && taken < SAMPLE; i += stride) {
+    const v = logits[i]!;
+    if (v > -Infinity) sample[taken++] = v; // NaN and masked tokens carry no weight
+  }
+  const sorted = sample.subarray(0, taken).sort().reverse();
+  // Each sampled token stands for `stride` tokens: estimate where the mass reaches the target.
+  let at = 0;
+  let estimate = 0;
+  while (at < taken && estimate < target)
+    estimate += Math.exp((sorted[at++]! - max) * scale) * stride;
+  const spread = Math.ceil(3 * Math.sqrt(at + 1)) + 4;
+  const valueAt = (rank: number) =>
+    rank < 0 ? Infinity : rank >= taken ? -Infinity : sorted[rank]!;
+  let hiRank = at - spread;
+  let loRank = at + spread;
+  // Confirm mass(≥ hi) < target ≤ mass(≥ lo), widening the bracket where the guess was off.
+  let hiMass = valueAt(hiRank) === Infinity ? 0 : buf.massAbove(valueAt(hiRank));
+  while (hiMass >= target) {
+    loRank = hiRank;
+    hiRank -= 4 * spread;
+    hiMass = valueAt(hiRank) === Infinity ? 0 : buf.massAbove(valueAt(hiRank));
+  }
+  while (valueAt(loRank) > -Infinity && buf.massAbove(valueAt(loRank)) < target)
+    loRank += 4 * spread;
+  const hi = valueAt(hiRank);
+  const count = buf.collect(valueAt(loRank), hi);
+  const kept = nucleus(index, count, weights, target - hiMass).count;
+  return { cut: lowestLogit(logits, index, kept), count: -1, mass: NaN };
+}
+
+function lowestLogit(logits: Float32Array, index: Int32Array, count: number): number {
+  let cut = Infinity;
+  for (let i = 0; i < count; i++) cut = Math.min(cut, logits[index[i]!]!);
+  return cut;
 }
 
 /** Reorders index[0..n) so that its first k entries are the k with the largest key (unordered).

@@ -1,7 +1,7 @@
 // The next-token logits of one sequence at one sampling step, as VM code sees and edits them:
 // a private copy of the engine's buffer, with cached top-k/entropy and numbered snapshots.
 // Every vocabulary-wide computation is the shared one in distribution.ts.
-import { collectNucleus, softmaxStats, topTokens } from "./distribution.js";
+import { nucleusCut, softmaxStats, topTokens } from "./distribution.js";
 import { VocabBuffers } from "./vocab-kernels.js";
 
 /** How many ranks top_k_token/top_k_prob can reach. */
@@ -136,19 +136,14 @@ export class LogitState {
     this.invalidate();
   }
 
-  /** Keeps the smallest most-likely set whose probability reaches p; masks the rest. */
+  /** Keeps the smallest most-likely set whose probability reaches p (with every token tied
+   * at its edge); masks the rest. */
   private maskOutsideNucleus(p: number): void {
     if (!(p > 0 && p <= 1)) throw new RangeError(`top-p must be in (0, 1], got ${p}`);
     const buf = this.buf;
-    const l = this.logits;
     const max = buf.max();
     if (!(max > -Infinity && max < Infinity)) return;
-    const { count } = collectNucleus(buf, p, max, 1, buf.expWeights(max, 1));
-    // Keep the nucleus's logits aside (in `weights`, free now), mask all, put them back.
-    const kept = buf.weights;
-    for (let i = 0; i < count; i++) kept[i] = l[buf.index[i]!]!;
-    l.fill(MASKED_LOGIT);
-    for (let i = 0; i < count; i++) l[buf.index[i]!] = kept[i]!;
+    buf.maskBelow(nucleusCut(buf, p, max, 1, buf.expWeights(max, 1)).cut, MASKED_LOGIT);
   }
 
   private checkSlot(slot: number): void {

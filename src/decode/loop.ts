@@ -176,7 +176,7 @@ export class DecodeLoop {
       yield* this.drain(seqs);
       this.active = seqs.filter((s) => !s.done);
       // Let timers, signals and I/O run every few milliseconds; the decode itself is synchronous.
-      if (intake || performance.now() - lastYield > YIELD_EVERY_MS) {
+      if (performance.now() - lastYield > YIELD_EVERY_MS) {
         await new Promise<void>((resolve) => setImmediate(resolve));
         lastYield = performance.now();
       }
@@ -462,7 +462,6 @@ export class DecodeLoop {
    * boundary (then it is left alone).
    */
   private dropDuplicate(s: SequenceState, start: number, token: number, text: string): boolean {
-    const engine = this.engine;
     const tokenStart = s.scanner.offset - text.length;
     let k = s.tokenOffsets.length;
     while (k > 0 && s.tokenOffsets[k - 1]! >= start) k--;
@@ -471,14 +470,7 @@ export class DecodeLoop {
     const firstToken = k < s.tokenOffsets.length ? s.tokens[s.promptLength + k]! : token;
     s.scanner.rewind(start);
     s.tokenOffsets.length = k;
-    const keep = s.promptLength + k - 1;
-    const last = s.tokens[keep]!;
-    s.tokens.length = keep;
-    engine.truncate(s.seq, keep);
-    kvOf(engine, s.seq).length = keep;
-    this.preserveLogits([s]);
-    engine.decode([{ seq: s.seq, tokens: [last] }]);
-    this.appendTokens(s, [last]);
+    this.truncateAndRedecode(s, s.promptLength + k);
     s.pendingEdits = [{ op: "set", id: firstToken, value: MASKED_LOGIT }];
     s.events.push({
       type: "hook-log",
@@ -613,27 +605,34 @@ export class DecodeLoop {
     }
   }
 
+  /**
+   * Cuts the sequence back to its first `length` tokens (tokens, KV cache and the engine's view
+   * of it), then decodes the last kept token again so fresh logits exist for the next sampling
+   * step. Dropping a repeated result and rewinding both end this way.
+   */
+  private truncateAndRedecode(s: SequenceState, length: number): void {
+    const engine = this.engine;
+    const keep = length - 1;
+    const last = s.tokens[keep]!;
+    s.tokens.length = keep;
+    engine.truncate(s.seq, keep);
+    kvOf(engine, s.seq).length = keep;
+    this.preserveLogits([s]);
+    engine.decode([{ seq: s.seq, tokens: [last] }]);
+    s.savedLogits = null;
+    this.appendTokens(s, [last]);
+  }
+
   /** Carries out a rewind that VM code asked for: KV cache, text and scanner go back. */
   private performRewind(s: SequenceState): void {
     const id = s.pendingRewind;
     if (id === null) return;
     s.pendingRewind = null;
     const cp = s.checkpoints.get(id)!;
-    const engine = this.engine;
     const erased = s.text.slice(cp.textLength);
     s.scanner.restore(cp.scanner);
     s.tokenOffsets.length = cp.offsets;
-    // Re-decode the checkpoint's last token so fresh logits exist for the next sampling step.
-    const keep = cp.position - 1;
-    const last = s.tokens[keep]!;
-    s.tokens.length = keep;
-    engine.truncate(s.seq, keep);
-    const cached = kvOf(engine, s.seq);
-    cached.length = keep;
-    this.preserveLogits([s]);
-    engine.decode([{ seq: s.seq, tokens: [last] }]);
-    s.savedLogits = null;
-    this.appendTokens(s, [last]);
+    this.truncateAndRedecode(s, cp.position);
     s.pendingEdits = [];
     s.stats.rewinds++;
     s.lastMemo = s.memo;

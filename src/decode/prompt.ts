@@ -17,8 +17,8 @@ export function renderPrompt(engine: Engine, messages: ChatMessage[]): string {
     case "nano":
       return renderNanoPrompt(
         messages
-          .filter((m) => m.role === "user" || m.role === "assistant")
-          .map((m) => ({ role: m.role as "user" | "assistant", text: m.content })),
+          .filter((m) => m.role === "user" || m.role === "assistant" || m.role === "tool")
+          .map((m) => ({ role: m.role as "user" | "assistant" | "tool", text: m.content })),
       );
     case "chat-template":
       return engine.renderChat(messages, { addAssistant: true });

@@ -11,7 +11,7 @@
 
 import { BLOCK } from "./simd-module.js";
 import { VocabBuffers } from "./vocab-kernels.js";
-import { collectNucleus, collectTopCandidates, nucleus, selectLargest } from "./distribution.js";
+import { collectTopCandidates, nucleus, nucleusCut, selectLargest } from "./distribution.js";
 
 export { nucleus, selectLargest } from "./distribution.js";
 
@@ -217,15 +217,24 @@ export class Sampler {
     const inv = 1 / this.temperature;
     let n: number;
     let sum = 0;
-    let nucleusDone = false;
+    /** Whether weight[] and sum already hold the candidates' weights (top-p did them). */
+    let weighed = false;
     if (this.topK > 0) {
       const found = collectTopCandidates(buf, this.topK);
       n = Math.min(this.topK, found);
       if (found > n) selectLargest(index, found, n, work);
     } else if (this.topP < 1) {
-      const z = buf.expWeights(max, inv);
-      ({ count: n, mass: sum } = collectNucleus(buf, this.topP, max, inv, z));
-      nucleusDone = true;
+      const found = nucleusCut(buf, this.topP, max, inv, buf.expWeights(max, inv));
+      if (found.count < 0) {
+        // A large nucleus (and min-p, when asked) is every token above a logit cut: weigh
+        // those and draw through the per-block sums.
+        let cut = found.cut;
+        if (this.minP > 0) cut = Math.max(cut, max + Math.log(this.minP) * this.temperature);
+        return this.drawAll(buf.expWeights(max, inv, cut));
+      }
+      n = found.count;
+      sum = found.mass;
+      weighed = true;
     } else if (this.minP > 0) {
       // Only weights ≥ minP can survive: logit ≥ max + T·ln(minP). Collect a little below that
       // bound and let the exact weight test below decide.
@@ -235,7 +244,7 @@ export class Sampler {
       // Temperature alone: the whole vocabulary, drawn through the per-block sums.
       return this.drawAll(buf.expWeights(max, inv));
     }
-    if (!nucleusDone) {
+    if (!weighed) {
       for (let j = 0; j < n; j++) {
         const id = index[j]!;
         const w = Math.exp((work[id]! - max) * inv);

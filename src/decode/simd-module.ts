@@ -43,7 +43,8 @@ const f32c = (v: number) => [0x43, ...bytesOf(Float32Array.of(v))];
 const f64c = (v: number) => [0x44, ...bytesOf(Float64Array.of(v))];
 const simd = (op: number) => [0xfd, ...u32(op)];
 const vload = (offset = 0) => [...simd(0x00), 4, ...u32(offset)];
-const vstore = [...simd(0x0b), 4, 0];
+const vstoreAt = (offset: number) => [...simd(0x0b), 4, ...u32(offset)];
+const vstore = vstoreAt(0);
 /** A v128 constant with v in every f32 lane (cheaper in a loop than a splat). */
 const vf32 = (v: number) => [...simd(0x0c), ...bytesOf(Float32Array.of(v, v, v, v))];
 const vi32 = (v: number) => [
@@ -54,6 +55,7 @@ const shuffle = (lanes: number[]) => [...simd(0x0d), ...lanes];
 const f32x4 = {
   splat: simd(0x13),
   lane: (i: number) => [...simd(0x1f), i],
+  eq: simd(0x41),
   lt: simd(0x43),
   ge: simd(0x46),
   nearest: simd(0x6a),
@@ -253,21 +255,26 @@ function maxKernel(): KernelFn {
 }
 
 /**
- * exp((x − shift) · scale) over n floats at p (n a multiple of BLOCK). Writes Σe and Σe·d (f64)
- * to sums[0] and sums[1]; with `store`, also each weight to out and each block's Σe to
- * sums[2 + block].
+ * exp((x − shift) · scale) over n floats at p (n a multiple of BLOCK), 0 for x below `cut`.
+ * Writes Σe and Σe·d (f64) to sums[0] and sums[1]; with `store`, also each weight to out and
+ * each block's Σe to sums[2 + block].
  */
 function expKernel(name: string, store: boolean): KernelFn {
-  const [p, n, shift, scale, out, sums] = [0, 1, 2, 3, 4, 5];
+  const [p, n, shift, scale, out, sums, cut] = [0, 1, 2, 3, 4, 5, 6];
   const [end, blockEnd, blockPtr, d, k, e, z, w, tmp, zBlock] = [
-    6, 7, 8, 9, 10, 11, 12, 13, 14, 15,
+    7, 8, 9, 10, 11, 12, 13, 14, 15, 16,
   ];
-  const [vShift, vScale, r2, r4] = [16, 17, 18, 19];
-  const pool = new ConstantPool(20);
+  const [vShift, vScale, r2, r4, vCut, e2, tmp2] = [17, 18, 19, 20, 21, 22, 23];
+  const pool = new ConstantPool(24);
   const vf32 = pool.f32;
-  const vector = [
+  /** exp of the vector at p + offset, 0 where masked; the lane's d is kept in `dKeep`. */
+  const expAt = (offset: number, dKeep: number) => [
     ...get(p),
-    ...vload(),
+    ...vload(offset),
+    ...get(vCut),
+    ...f32x4.ge, // mask: at or above the cut
+    ...get(p),
+    ...vload(offset),
     ...get(vShift),
     ...f32x4.sub,
     ...get(vScale),
@@ -275,23 +282,51 @@ function expKernel(name: string, store: boolean): KernelFn {
     ...tee(d),
     ...vf32(EXP_FLOOR),
     ...f32x4.ge, // mask: d within range (false for NaN and −Infinity)
+    ...v128.and,
     ...get(d),
-    ...set(tmp), // tmp keeps d for Σe·d; expOf overwrites d
+    ...set(dKeep), // expOf overwrites d
     ...expOf(d, k, r2, r4, pool),
     ...v128.and,
-    ...tee(e),
+  ];
+  // Σ e·d with d clamped (−Infinity·0 would be NaN); masked lanes have e = 0.
+  const weighted = (eLocal: number, dKeep: number) => [
+    ...get(eLocal),
+    ...vf32(EXP_FLOOR),
+    ...get(dKeep),
+    ...f32x4.pmax,
+    ...f32x4.mul,
+  ];
+  // Two vectors per iteration, summed in float32 (one rounding) before the float64 sums.
+  const vector = [
+    ...expAt(0, tmp),
+    ...set(e),
+    ...expAt(16, tmp2),
+    ...set(e2),
+    ...(store
+      ? [
+          ...get(out),
+          ...get(e),
+          ...vstoreAt(0),
+          ...get(out),
+          ...get(e2),
+          ...vstoreAt(16),
+          ...get(out),
+          ...i32c(32),
+          op.i32Add,
+          ...set(out),
+        ]
+      : []),
+    ...get(e),
+    ...get(e2),
+    ...f32x4.add,
     ...accumulate64(k, z),
     ...(store
-      ? [...get(out), ...get(e), ...vstore, ...get(out), ...i32c(16), op.i32Add, ...set(out)]
-      : [
-          // Σ e·d with d clamped (−Infinity·0 would be NaN); masked lanes have e = 0.
-          ...get(e),
-          ...vf32(EXP_FLOOR),
-          ...get(tmp),
-          ...f32x4.pmax,
-          ...f32x4.mul,
-          ...accumulate64(k, w),
-        ]),
+      ? []
+      : [...weighted(e, tmp), ...weighted(e2, tmp2), ...f32x4.add, ...accumulate64(k, w)]),
+    ...get(p),
+    ...i32c(16),
+    op.i32Add,
+    ...set(p),
   ];
   const blockLoop = store
     ? [
@@ -338,10 +373,11 @@ function expKernel(name: string, store: boolean): KernelFn {
       ];
   return {
     name,
-    params: [I32, I32, F32, F32, I32, I32],
+    params: [I32, I32, F32, F32, I32, I32, F32],
     results: [],
     locals: [
-      ...[I32, I32, I32, V128, V128, V128, V128, V128, V128, F64, V128, V128, V128, V128],
+      ...[I32, I32, I32, V128, V128, V128, V128, V128, V128, F64, V128, V128, V128, V128, V128],
+      ...[V128, V128],
       ...pool.locals(),
     ],
     body: [
@@ -353,6 +389,9 @@ function expKernel(name: string, store: boolean): KernelFn {
       ...get(scale),
       ...f32x4.splat,
       ...set(vScale),
+      ...get(cut),
+      ...f32x4.splat,
+      ...set(vCut),
       ...get(sums),
       ...set(blockPtr),
       ...f64c(0),
@@ -364,12 +403,12 @@ function expKernel(name: string, store: boolean): KernelFn {
   };
 }
 
-/** Writes the index of every float at p that is ≥ threshold to out; returns how many. */
+/** Writes the index of every float at p in [threshold, below) to out; returns how many. */
 function collectKernel(): KernelFn {
-  const [p, n, threshold, out] = [0, 1, 2, 3];
-  const [end, count, base, lane, at, vThreshold] = [4, 5, 6, 7, 8, 9];
+  const [p, n, threshold, below, out] = [0, 1, 2, 3, 4];
+  const [end, count, base, lane, at, vThreshold, vBelow, x] = [5, 6, 7, 8, 9, 10, 11, 12];
   const laneCheck = [
-    // for (lane = 0; lane < 4; lane++) if (p[lane] >= threshold) out[count++] = index
+    // for (lane = 0; lane < 4; lane++) if (threshold <= p[lane] < below) out[count++] = index
     ...i32c(0),
     ...set(lane),
     ...op.loop,
@@ -380,8 +419,13 @@ function collectKernel(): KernelFn {
     op.i32Add,
     ...tee(at),
     ...op.f32Load,
+    ...tee(x),
     ...get(threshold),
     op.f32Ge,
+    ...get(x),
+    ...get(below),
+    0x5d, // f32.lt
+    0x71, // i32.and
     ...op.if,
     ...get(out),
     ...get(count),
@@ -410,13 +454,16 @@ function collectKernel(): KernelFn {
   ];
   return {
     name: "collect",
-    params: [I32, I32, F32, I32],
+    params: [I32, I32, F32, F32, I32],
     results: [I32],
-    locals: [I32, I32, I32, I32, I32, V128],
+    locals: [I32, I32, I32, I32, I32, V128, V128, F32],
     body: [
       ...get(threshold),
       ...f32x4.splat,
       ...set(vThreshold),
+      ...get(below),
+      ...f32x4.splat,
+      ...set(vBelow),
       ...get(p),
       ...set(base),
       ...endOf(p, n, end),
@@ -425,12 +472,103 @@ function collectKernel(): KernelFn {
         ...vload(),
         ...get(vThreshold),
         ...f32x4.ge,
+        ...get(p),
+        ...vload(),
+        ...get(vBelow),
+        ...f32x4.lt,
+        ...v128.and,
         ...v128.anyTrue,
         ...op.if,
         ...laneCheck,
         ...op.end,
       ]),
       ...get(count),
+    ],
+  };
+}
+
+/** The index of the first float at p equal to value, or −1. */
+function findKernel(): KernelFn {
+  const [p, n, value, end, base, vValue, at] = [0, 1, 2, 3, 4, 5, 6];
+  return {
+    name: "find",
+    params: [I32, I32, F32],
+    results: [I32],
+    locals: [I32, I32, V128, I32],
+    body: [
+      ...get(value),
+      ...f32x4.splat,
+      ...set(vValue),
+      ...get(p),
+      ...set(base),
+      ...endOf(p, n, end),
+      ...eachVector(p, end, [
+        ...get(p),
+        ...vload(),
+        ...get(vValue),
+        ...f32x4.eq,
+        ...v128.anyTrue,
+        ...op.if,
+        // The first of the four lanes that matches.
+        ...get(p),
+        ...set(at),
+        ...op.loop,
+        ...get(at),
+        ...op.f32Load,
+        ...get(value),
+        0x5b, // f32.eq
+        ...op.if,
+        ...get(at),
+        ...get(base),
+        0x6b, // i32.sub
+        ...i32c(2),
+        0x76, // i32.shr_u
+        0x0f, // return
+        ...op.end,
+        ...get(at),
+        ...i32c(4),
+        op.i32Add,
+        ...set(at),
+        ...op.br(0),
+        ...op.end,
+        ...op.end,
+      ]),
+      ...i32c(-1),
+    ],
+  };
+}
+
+/** Σ weight (f64) over the tokens whose logit is ≥ threshold: logits at p, weights at w. */
+function massAboveKernel(): KernelFn {
+  const [p, w, n, threshold, end, vThreshold, acc, tmp] = [0, 1, 2, 3, 4, 5, 6, 7];
+  return {
+    name: "massAbove",
+    params: [I32, I32, I32, F32],
+    results: [F64],
+    locals: [I32, V128, V128, V128],
+    body: [
+      ...get(threshold),
+      ...f32x4.splat,
+      ...set(vThreshold),
+      ...f64c(0),
+      ...f64x2.splat,
+      ...set(acc),
+      ...endOf(p, n, end),
+      ...eachVector(p, end, [
+        ...get(w),
+        ...vload(),
+        ...get(p),
+        ...vload(),
+        ...get(vThreshold),
+        ...f32x4.ge,
+        ...v128.and,
+        ...accumulate64(tmp, acc),
+        ...get(w),
+        ...i32c(16),
+        op.i32Add,
+        ...set(w),
+      ]),
+      ...sumLanes64(acc),
     ],
   };
 }
@@ -538,6 +676,8 @@ export const KERNELS: readonly KernelFn[] = [
   expKernel("expStats", false),
   expKernel("expWeights", true),
   collectKernel(),
+  massAboveKernel(),
+  findKernel(),
   absDiffKernel(),
   divideKernel(),
   maskBelowKernel(),

@@ -6,9 +6,27 @@ import { BLOCK, encodeKernelModule } from "./simd-module.js";
 
 interface KernelExports {
   max(p: number, n: number): number;
-  expStats(p: number, n: number, shift: number, scale: number, out: number, sums: number): void;
-  expWeights(p: number, n: number, shift: number, scale: number, out: number, sums: number): void;
-  collect(p: number, n: number, threshold: number, out: number): number;
+  expStats(
+    p: number,
+    n: number,
+    shift: number,
+    scale: number,
+    out: number,
+    sums: number,
+    cut: number,
+  ): void;
+  expWeights(
+    p: number,
+    n: number,
+    shift: number,
+    scale: number,
+    out: number,
+    sums: number,
+    cut: number,
+  ): void;
+  collect(p: number, n: number, threshold: number, below: number, out: number): number;
+  massAbove(p: number, w: number, n: number, threshold: number): number;
+  find(p: number, n: number, value: number): number;
   absDiff(a: number, b: number, n: number): number;
   divide(p: number, n: number, t: number): void;
   maskBelow(p: number, n: number, bound: number, value: number): void;
@@ -22,7 +40,8 @@ const LOWEST = -3.4028234663852886e38;
 const bitsOf = new Int32Array(1);
 const floatOf = new Float32Array(bitsOf.buffer);
 
-/** The smallest float32 ≥ x, so that `v < x` ⇔ `v < bound` for every float32 v. */
+/** The smallest float32 ≥ x, so that `v < x` ⇔ `v < bound` (and `v ≥ x` ⇔ `v ≥ bound`) for
+ * every float32 v: kernels compare in float32. */
 function float32AtLeast(x: number): number {
   const f = Math.fround(x);
   if (!(f < x)) return f;
@@ -94,24 +113,35 @@ export class VocabBuffers {
   /** The first token holding the largest logit, or −1 when there is none. */
   argmax(): number {
     const max = this.max();
-    return max === -Infinity ? -1 : this.logits.indexOf(max);
+    return max === -Infinity ? -1 : this.k.find(this.at.logits, this.padded, max);
   }
 
   /** Σ exp((x − shift)·scale) and Σ exp(·)·(x − shift)·scale over the logits (f64 sums). */
   expStats(shift: number, scale: number): { z: number; weighted: number } {
-    this.k.expStats(this.at.logits, this.padded, shift, scale, 0, this.at.sums);
+    this.k.expStats(this.at.logits, this.padded, shift, scale, 0, this.at.sums, -Infinity);
     return { z: this.sums[0]!, weighted: this.sums[1]! };
   }
 
-  /** Fills `weights` with exp((x − shift)·scale) and `blockSums`; returns their sum. */
-  expWeights(shift: number, scale: number): number {
-    this.k.expWeights(this.at.logits, this.padded, shift, scale, this.at.weights, this.at.sums);
+  /** Fills `weights` with exp((x − shift)·scale), 0 for logits below `cut`, and `blockSums`;
+   * returns their sum. */
+  expWeights(shift: number, scale: number, cut = -Infinity): number {
+    const { logits, weights, sums } = this.at;
+    this.k.expWeights(logits, this.padded, shift, scale, weights, sums, float32AtLeast(cut));
     return this.sums[0]!;
   }
 
-  /** Writes the ids of the logits ≥ threshold to `index` (ascending); returns how many. */
-  collect(threshold: number): number {
-    return this.k.collect(this.at.logits, this.padded, Math.max(threshold, LOWEST), this.at.index);
+  /** Writes the ids of the logits in [threshold, below) to `index` (ascending); returns how
+   * many. */
+  collect(threshold: number, below = Infinity): number {
+    const { logits, index } = this.at;
+    const from = float32AtLeast(Math.max(threshold, LOWEST));
+    return this.k.collect(logits, this.padded, from, float32AtLeast(below), index);
+  }
+
+  /** Σ weights of the tokens whose logit is ≥ threshold (after expWeights). */
+  massAbove(threshold: number): number {
+    const from = float32AtLeast(threshold);
+    return this.k.massAbove(this.at.logits, this.at.weights, this.padded, from);
   }
 
   /** Σ |logits − scratch| (f64). */

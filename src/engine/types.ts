@@ -85,8 +85,18 @@ export interface ObservationStats {
   budgetExceeded: boolean;
 }
 
+/** Work an engine has done since it was opened (what evaluations compare modes by). */
+export interface EngineCounters {
+  /** llama_decode calls: one forward pass of the model over a batch of tokens. */
+  forwardPasses: number;
+  /** Tokens those passes evaluated (prompt, sampled and injected tokens alike). */
+  tokensEvaluated: number;
+}
+
 export interface Engine {
   readonly model: ModelInfo;
+  /** Present on engines that count their forward passes (the llama.cpp engine does). */
+  readonly counters?: EngineCounters;
   readonly capabilities: Capabilities;
   readonly special: SpecialTokens;
 

@@ -1,5 +1,7 @@
 // The strict grader shared by every evaluation mode: an answer is right when the sentence after
-// the last computed result states the expected result as its answer, not merely somewhere in it.
+// the last computed result states the expected result as its answer, not merely somewhere in it;
+// and the regions of a transcript: whether one was written, and whether one compiled and ran.
+import { RegionScanner } from "../decode/scanner.js";
 
 /** What a graded answer is checked against. */
 export interface GradedQuestion {
@@ -92,4 +94,43 @@ export function isCorrect(q: GradedQuestion, text: string): boolean {
   return found.some(
     (n, i) => n === q.result && allRestated([...found.slice(0, i), ...found.slice(i + 1)], given),
   );
+}
+
+/** A closed region of a transcript and the result injected after it (undefined: none followed). */
+export interface TranscriptRegion {
+  source: string;
+  result: string | undefined;
+}
+
+/** The regions a transcript holds, found by the runtime's own scanner, each with the ` = VM[…]`
+ * text that follows it. With injection on, that text is always the runtime's: it is injected
+ * the moment the region closes. */
+export function regionsOf(text: string): TranscriptRegion[] {
+  const scanner = new RegionScanner();
+  const regions: TranscriptRegion[] = [];
+  for (const ev of scanner.feed(text)) {
+    if (ev.type !== "region-end") continue;
+    const after = /^\s*=\s*VM\[([^\]]*)\]/.exec(text.slice(ev.region.end));
+    regions.push({ source: ev.region.source, result: after?.[1] });
+  }
+  return regions;
+}
+
+export interface TranscriptGrade {
+  /** A region was written and closed. */
+  wroteRegion: boolean;
+  /** A region compiled and ran: its injected result is not an error. */
+  ran: boolean;
+  /** The final answer is right (isCorrect). */
+  correct: boolean;
+}
+
+/** The three outcomes the few-shot harness counts, from the transcript alone. */
+export function gradeTranscript(q: GradedQuestion, text: string): TranscriptGrade {
+  const regions = regionsOf(text);
+  return {
+    wroteRegion: regions.length > 0,
+    ran: regions.some((r) => r.result !== undefined && !r.result.startsWith("error:")),
+    correct: isCorrect(q, text),
+  };
 }

@@ -4,7 +4,8 @@ import type { Engine } from "../engine/types.js";
 import { DecodeLoop } from "../decode/loop.js";
 import { stopStrings, promptStyle, renderPrompt } from "../decode/prompt.js";
 import type { DoneEvent } from "../decode/events.js";
-import { carriesResult, isCorrect } from "./grade.js";
+import { carriesResult, gradeTranscript } from "./grade.js";
+import { costSince, startCost, type AnswerCost } from "./cost.js";
 
 export { finalLine, carriesResult, isCorrect } from "./grade.js";
 
@@ -27,6 +28,10 @@ export interface EvalAnswer {
   codeExact: boolean;
   /** The answer contained a region at all. */
   wroteRegion: boolean;
+  /** A region the model wrote compiled and ran without error. */
+  ran: boolean;
+  /** What the answer cost the engine (measured when questions run one at a time). */
+  cost?: AnswerCost;
 }
 
 export interface TaskScore {
@@ -53,6 +58,9 @@ export interface EvalOptions {
   parallel: number;
   maxTokens: number;
   onProgress?: (done: number, total: number) => void;
+  /** The prompt and stop strings of a question (default: the question as the only user turn,
+   * in the model's own prompt style). */
+  render?: (q: EvalQuestion) => { prompt: string; stop: string[] };
 }
 
 export async function evaluate(
@@ -64,30 +72,38 @@ export async function evaluate(
   const style = promptStyle(engine);
   const answers: EvalAnswer[] = [];
   const parallel = Math.max(1, Math.min(options.parallel, engine.capabilities.maxSequences));
+  const render =
+    options.render ??
+    ((q: EvalQuestion) => ({
+      prompt: renderPrompt(engine, [{ role: "user", content: q.question }]),
+      stop: stopStrings(style),
+    }));
   for (let i = 0; i < questions.length; i += parallel) {
     const batch = questions.slice(i, i + parallel);
     const loop = new DecodeLoop(engine, { observe: {}, tokenStats: false });
     const done = new Map<number, DoneEvent>();
+    const cost = startCost(engine);
     for await (const ev of loop.run(
-      batch.map((q, j) => ({
-        seq: j,
-        prompt: renderPrompt(engine, [{ role: "user", content: q.question }]),
-        maxTokens: options.maxTokens,
-        stop: stopStrings(style),
-        inject: options.inject,
-      })),
+      batch.map((q, j) => {
+        const { prompt, stop } = render(q);
+        return { seq: j, prompt, maxTokens: options.maxTokens, stop, inject: options.inject };
+      }),
     )) {
       if (ev.type === "done") done.set(ev.seq, ev);
     }
     batch.forEach((q, j) => {
-      const text = done.get(j)?.text ?? "";
+      const ev = done.get(j);
+      const text = ev?.text ?? "";
+      const grade = gradeTranscript(q, text);
       answers.push({
         question: q,
         text,
-        correct: isCorrect(q, text),
+        correct: grade.correct,
         resultInAnswer: carriesResult(q, text),
         codeExact: q.code !== undefined && text.includes(q.code),
-        wroteRegion: /\[C:/.test(text),
+        wroteRegion: grade.wroteRegion,
+        ran: grade.ran,
+        cost: batch.length === 1 && ev ? costSince(cost, [ev]) : undefined,
       });
     });
     options.onProgress?.(answers.length, questions.length);

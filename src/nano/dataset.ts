@@ -3,12 +3,16 @@
 import { runC } from "../vm/index.js";
 import { TASKS, Rng, fill, type TaskInstance } from "./tasks.js";
 import { heldOutQuestion, trainingQuestion } from "./phrasing.js";
-import { renderNanoPrompt } from "./format.js";
+import { NANO_ASSISTANT_PREFIX, NANO_TOOL_PREFIX, renderNanoPrompt } from "./format.js";
+import { formatToolCall } from "../eval/tool-call.js";
 
 export type Split = "train" | "eval";
 /** vm: the answer is a [C: …] region, the injected result, then a sentence using it.
- * direct: the answer is the sentence alone (the no-VM baseline of the evaluation). */
-export type AnswerStyle = "vm" | "direct";
+ * direct: the answer is the sentence alone (the no-VM baseline of the evaluation).
+ * tools: the region's code goes out as a tool call, the result comes back as a tool message,
+ * then the same sentence (the tool-calling baseline). */
+export type AnswerStyle = "vm" | "direct" | "tools";
+export const ANSWER_STYLES: readonly AnswerStyle[] = ["vm", "direct", "tools"];
 /** varied: final sentences may restate the question's numbers ("So 4821 * 377 = 1817517.");
  * plain: only sentences that carry the result alone ("The product is 1817517."). */
 export type AnswerSentences = "varied" | "plain";
@@ -20,7 +24,8 @@ export interface Example {
   prompt: string;
   /** Everything the model should write after the prompt, injected result included. */
   completion: string;
-  /** The region as written, and the text the VM injects after it (" = VM[…]"). */
+  /** The region as written, and the text the runtime writes after it (" = VM[…]"; for tools,
+   * the tool message "\nT: …\nA:" that the host renders after the call). */
   code: string;
   injected: string;
   /** The VM's result text: what a correct final answer must contain. */
@@ -60,15 +65,20 @@ export function makeExample(
   const injected = ` = VM[${result}]`;
   const finalSentence = inst.answer(result, answers === "plain");
   const prompt = renderNanoPrompt([{ role: "user", text: question }]);
+  const toolMessage = `\n${NANO_TOOL_PREFIX}${result}\n${NANO_ASSISTANT_PREFIX}`;
   const completion =
-    style === "vm" ? ` ${inst.code}${injected}\n${finalSentence}\n` : ` ${finalSentence}\n`;
+    style === "vm"
+      ? ` ${inst.code}${injected}\n${finalSentence}\n`
+      : style === "tools"
+        ? ` ${formatToolCall(regionSource(inst.code))}${toolMessage} ${finalSentence}\n`
+        : ` ${finalSentence}\n`;
   return {
     task: inst.task,
     question,
     prompt,
     completion,
     code: inst.code,
-    injected,
+    injected: style === "tools" ? toolMessage : injected,
     result,
     finalSentence,
   };

@@ -6,7 +6,7 @@
 import { parseArgs } from "node:util";
 import { createWriteStream, writeFileSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { generateExamples, type AnswerStyle, type Split } from "./dataset.js";
+import { ANSWER_STYLES, generateExamples, type AnswerStyle, type Split } from "./dataset.js";
 import { NANO_VOCAB, SPACE_PIECE, BOS_ID, EOS_ID } from "./vocab.js";
 
 export function vocabTable(): object {
@@ -36,8 +36,8 @@ async function main(): Promise<void> {
   const split = values.split as Split;
   const styles = values.styles.split(",") as AnswerStyle[];
   if (split !== "train" && split !== "eval") throw new Error(`--split must be train or eval`);
-  if (styles.some((s) => s !== "vm" && s !== "direct"))
-    throw new Error(`--styles: vm and/or direct`);
+  if (styles.some((s) => !ANSWER_STYLES.includes(s)))
+    throw new Error(`--styles: any of ${ANSWER_STYLES.join(", ")}`);
   if (!values.dir) throw new Error("--dir DIR is required");
   if (values.answers !== "varied" && values.answers !== "plain")
     throw new Error("--answers: varied or plain");

@@ -19,6 +19,7 @@ import { completionRoutes } from "./routes/completions.js";
 import { infoRoutes } from "./routes/info.js";
 import { tokenRoutes } from "./routes/tokens.js";
 import { execRoutes } from "./routes/exec.js";
+import { registerWebUi } from "./web-ui.js";
 
 export interface ServerContext {
   engine: Engine;
@@ -91,5 +92,6 @@ export function buildApp(ctx: ServerContext): ServerApp {
   infoRoutes(app, ctx);
   tokenRoutes(app, ctx);
   execRoutes(app, ctx);
+  registerWebUi(app);
   return app;
 }

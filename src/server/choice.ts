@@ -4,6 +4,7 @@
 // held back until it cannot).
 import type { DecodeEvent, DoneEvent, TokenEvent } from "../decode/events.js";
 import { describeError } from "../vm/result.js";
+import type { CancelReason } from "./scheduler.js";
 
 export interface RegionReport {
   language: string;
@@ -48,6 +49,8 @@ export class Choice {
   /** Set when a hook or the hook setup failed: the request ends with this error. */
   failure: string | undefined;
   done: DoneEvent | undefined;
+  /** Why the server stopped this choice early, if it did. */
+  cancelled: CancelReason | undefined;
   private pending: Delta = { content: "", events: [], logprobs: [] };
 
   constructor(
@@ -108,7 +111,11 @@ export class Choice {
         out.events.push({ type: "hook-error", hook: ev.hook, step: ev.step, message: ev.message });
         // The loop's own fallback when VM code masked every token is not a hook failure.
         if (ev.hook !== "sampler")
-          this.failure ??= `hook '${ev.hook}' failed at step ${ev.step}: ${ev.message}`;
+          this.failure ??=
+            `hook '${ev.hook}' failed at step ${ev.step}: ${ev.message}` +
+            (/not available from this engine/.test(ev.message)
+              ? " (start the server with --glass-box for activation reads)"
+              : "");
         break;
       case "rewind":
         this.text = this.text.slice(0, Math.max(0, this.text.length - ev.erased.length));
@@ -168,7 +175,14 @@ export class Choice {
   /** OpenAI's finish_reason for how the generation ended. */
   get finishReason(): "stop" | "length" {
     const r = this.done?.reason;
-    return r === "max-tokens" || r === "context-full" ? "length" : "stop";
+    return r === "max-tokens" || r === "context-full" || this.cancelled === "deadline"
+      ? "length"
+      : "stop";
+  }
+
+  /** How generation ended, in the loop's words, or "deadline" when the server stopped it. */
+  get stopped(): string | undefined {
+    return this.cancelled === "deadline" ? "deadline" : this.done?.reason;
   }
 }
 

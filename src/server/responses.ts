@@ -61,7 +61,7 @@ function ruffianOf(c: Choice) {
     hookConsole: c.hookConsole,
     rewinds: c.rewinds,
     injectedTokens: c.done?.stats.injectedTokens ?? 0,
-    stopped: c.done?.reason,
+    stopped: c.stopped,
   };
 }
 

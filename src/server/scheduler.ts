@@ -127,7 +127,23 @@ export class Scheduler {
       this.queue.splice(this.queue.indexOf(ticket), 1);
       this.metrics.queueDepth.set(this.queue.length);
       this.settle(ticket);
-      ticket.spec.onEnd({ error: new ApiError(499, `request ${reason} while queued`) });
+      ticket.spec.onEnd({
+        error:
+          reason === "deadline"
+            ? new ApiError(
+                503,
+                "the request waited for a slot past its deadline; retry later",
+                "server_overloaded",
+                null,
+                "deadline_exceeded",
+                { "retry-after": "1" },
+              )
+            : new ApiError(
+                503,
+                `the request was cancelled (${reason}) while queued`,
+                "server_error",
+              ),
+      });
     } else {
       this.loop?.cancel(ticket.seq);
     }

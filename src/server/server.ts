@@ -63,6 +63,10 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
     // Each slot holds --ctx cells, by default the model's training context (at most 4096).
     contextSize: (train) => (options.ctx ?? Math.min(train > 0 ? train : 4096, 4096)) * slots,
     batchSize: Math.max(512, slots),
+    // Without the glass box, each slot gets its own KV stream: a token then attends only to its
+    // own sequence's cells, not to every cell the other slots hold (measured in docs/server.md).
+    glassBox: options.glassBox === true,
+    kvUnified: options.glassBox === true,
     threads: options.threads,
     download: false,
     directory: options.modelsDir,

@@ -20,9 +20,21 @@ export function openEventStream(reply: FastifyReply): EventStream {
   });
   raw.flushHeaders();
   const writable = () => !raw.destroyed && !raw.writableEnded;
+  // Chunks made while the decode loop runs (it yields every few ms) leave in one write.
+  let corked = false;
+  const uncork = () => {
+    corked = false;
+    raw.uncork();
+  };
   return {
     send(body) {
-      if (writable()) raw.write(`data: ${JSON.stringify(body, jsonSafe)}\n\n`);
+      if (!writable()) return;
+      if (!corked) {
+        corked = true;
+        raw.cork();
+        setImmediate(uncork);
+      }
+      raw.write(`data: ${JSON.stringify(body, jsonSafe)}\n\n`);
     },
     end() {
       if (writable()) raw.end("data: [DONE]\n\n");

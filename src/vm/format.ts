@@ -73,7 +73,30 @@ function toExponentialEven(a: number, prec: number): string {
   return `${mant}e${ex.exp >= 0 ? "+" : "-"}${Math.abs(ex.exp)}`;
 }
 
+/** The exact decimal expansion of a finite double to `prec` places, ties to even (glibc's
+ * %f for any precision; toFixed stops at 100). */
+function exactFixed(a: number, prec: number): string {
+  const dv = new DataView(new ArrayBuffer(8));
+  dv.setFloat64(0, a);
+  const bits = dv.getBigUint64(0);
+  const biased = Number((bits >> 52n) & 0x7ffn);
+  let mant = bits & ((1n << 52n) - 1n);
+  if (biased !== 0) mant |= 1n << 52n;
+  const e2 = (biased === 0 ? 1 : biased) - 1075; // a = mant * 2^e2
+  let num = mant * 10n ** BigInt(prec);
+  let den = 1n;
+  if (e2 >= 0) num <<= BigInt(e2);
+  else den <<= BigInt(-e2);
+  let q = num / den;
+  const r = 2n * (num % den);
+  if (r > den || (r === den && (q & 1n) === 1n)) q++;
+  const digits = q.toString().padStart(prec + 1, "0");
+  const cut = digits.length - prec;
+  return prec > 0 ? `${digits.slice(0, cut)}.${digits.slice(cut)}` : digits;
+}
+
 function formatFixed(v: number, prec: number): string {
+  if (prec > 100) return exactFixed(Math.abs(v), prec);
   if (Math.abs(v) < 1e21) return roundHalfEvenFixed(Math.abs(v), prec);
   const int = BigInt(Math.abs(v)).toString();
   return prec > 0 ? `${int}.${"0".repeat(prec)}` : int;

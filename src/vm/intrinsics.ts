@@ -44,8 +44,18 @@ export interface IntrinsicDef {
   impl: IntrinsicImpl;
 }
 
+/** Parsed signatures: every VM session binds the same intrinsics (a server makes one session per
+ * request), and parsing ~40 prototypes each time cost milliseconds. Types are never mutated. */
+const parsedSignatures = new Map<string, { name: string; ty: Type }>();
+
 /** Parses a C prototype such as "float cosine_sim(int,int,int)" into its name and type. */
 export function parseSignature(signature: string): { name: string; ty: Type } {
+  let parsed = parsedSignatures.get(signature);
+  if (!parsed) parsedSignatures.set(signature, (parsed = parseSignatureText(signature)));
+  return parsed;
+}
+
+function parseSignatureText(signature: string): { name: string; ty: Type } {
   const text = signature.trim().replace(/;$/, "") + ";";
   let block;
   try {

@@ -330,7 +330,7 @@ export class VmSession {
   }
 
   private instantiate(compiled: CompiledModule): WasmInstance {
-    const module = compileOptimized(compiled.bytes);
+    const module = compileModule(compiled.bytes, compiled.longRunning);
     const lib = hostLibrary(this.host);
     const core = {
       trap: (code: number, line: number, col: number) => {
@@ -422,6 +422,8 @@ export class VmSession {
       else {
         const coded = codedTrap(e, compiled, this.limits);
         error = coded ?? toVmError(e, "runtime");
+        if (error.message.startsWith(HOST_STACK_MESSAGE))
+          error = { ...error, message: `${HOST_STACK_MESSAGE} at call depth ${depth.value})` };
         if (error.line === 0 && (error.kind === "runtime" || error.kind === "limit")) {
           const at = trapPosition(e, compiled);
           if (at) error = { ...error, ...at };
@@ -476,10 +478,12 @@ export class VmSession {
   }
 }
 
-/** Compiles with V8's optimizing tier straight away. Its baseline tier would be replaced only
- * on the next call, and a program's hot loop usually runs inside a single call of main. For
- * the small modules the VM emits, optimizing compilation costs about the same. */
-function compileOptimized(bytes: Uint8Array): object {
+/** Compiles a module. A block predicted to run long (a big loop nest, see codegen's
+ * predictLongRunning) gets V8's optimizing tier straight away, because V8 never moves a running
+ * baseline frame to optimized code and a program's hot loop usually runs inside one call of
+ * main. Everything else gets the baseline tier (Liftoff), about ten times faster to compile;
+ * V8 still tiers up its functions that are called often (fib(30) runs optimized). */
+function compileModule(bytes: Uint8Array, optimize: boolean): object {
   // Identical bytes (the same block again, a hook recompiled after an unrelated change) reuse
   // the compiled module; instances are still fresh, and memory is bound at instantiation.
   const key = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("base64");
@@ -489,7 +493,7 @@ function compileOptimized(bytes: Uint8Array): object {
     moduleCache.set(key, hit);
     return hit;
   }
-  const module = compileUncached(bytes);
+  const module = optimize ? compileOptimized(bytes) : new Wasm.Module(bytes);
   moduleCache.set(key, module);
   if (moduleCache.size > MODULE_CACHE_SIZE) moduleCache.delete(moduleCache.keys().next().value!);
   return module;
@@ -498,7 +502,7 @@ function compileOptimized(bytes: Uint8Array): object {
 const MODULE_CACHE_SIZE = 64;
 const moduleCache = new Map<string, object>();
 
-function compileUncached(bytes: Uint8Array): object {
+function compileOptimized(bytes: Uint8Array): object {
   let toggled = false;
   try {
     v8.setFlagsFromString("--no-liftoff");
@@ -548,6 +552,9 @@ function overflowMessage(k: number): string {
     ? `signed integer overflow: the result of ${what} does not fit in long (64 bits; use unsigned long to wrap, or [CALC: …] for exact integers)`
     : `signed integer overflow: the result of ${what} does not fit in int (int is 32 bits: use long)`;
 }
+
+const HOST_STACK_MESSAGE =
+  "stack overflow (the host's native stack ran out before maxCallDepth; recursion this deep needs a loop or an explicit stack";
 
 /** A limit error names the limit, its value and how to raise it. */
 export function limitMessage(
@@ -638,13 +645,7 @@ function toVmError(e: unknown, fallback: VmErrorKind): VmError {
   if (e instanceof VmTrap)
     return { kind: e.kind, message: e.message, line: e.line, column: e.column };
   if (e instanceof RangeError && /call stack/i.test(e.message))
-    return {
-      kind: "limit",
-      message:
-        "stack overflow (the host's native stack is exhausted before maxCallDepth; recursion this deep needs a loop or an explicit stack)",
-      line: 0,
-      column: 0,
-    };
+    return { kind: "limit", message: `${HOST_STACK_MESSAGE})`, line: 0, column: 0 };
   const msg = e instanceof Error ? e.message : String(e);
   if (/out of bounds/.test(msg) && !/table/.test(msg))
     return { kind: "runtime", message: "memory access out of bounds", line: 0, column: 0 };

@@ -5,7 +5,7 @@ import assert from "node:assert/strict";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { packageRoot, storiesModelPath } from "../../src/paths.js";
+import { nanoModelPath, packageRoot, storiesModelPath } from "../../src/paths.js";
 import { openEngine } from "../../src/engine/open.js";
 import { DecodeLoop } from "../../src/decode/loop.js";
 import { spawn } from "node:child_process";
@@ -79,10 +79,17 @@ test("hook output goes to stderr, never into the answer; a rewind leaves a footn
 });
 
 test("a region the model writes is run and its result injected", () => {
-  const hookFile = join(packageRoot, "examples", "hooks", "story-compute.c");
-  const r = chat(`/hook ${hookFile}\nTom had 847 boxes of 293 apples.\n`);
+  // ruffian-nano writes [C: …] regions by itself: no hook forces anything here.
+  const question = "What is 4821 times 377?\n";
+  const r = chat(question, "-m", nanoModelPath, "-n", "80");
   assert.equal(r.code, 0, r.stderr);
-  assert.match(r.stdout, /^ \[C: 847\*293\] = VM\[248171\]/m);
+  assert.match(r.stdout, /^ \[C: 4821\*377\] = VM\[1817517\]$/m);
+  assert.match(r.stdout, /^The product is 1817517\.$/m);
+  // With injection off the same region is written but nothing runs: no true result appears.
+  const off = chat(question, "-m", nanoModelPath, "-n", "80", "--no-inject");
+  assert.equal(off.code, 0, off.stderr);
+  assert.match(off.stdout, /\[C: 4821\*377\]/);
+  assert.doesNotMatch(off.stdout, /1817517/);
 });
 
 test("/save and /load keep the conversation and the VM session", () => {

@@ -11,6 +11,7 @@ import { entropyNats, softmax, sortedIds } from "./reference.js";
 import { createLiveVm } from "../../src/decode/sequence.js";
 import { continuationTokens } from "../../src/decode/continuation.js";
 import { ensureRandomModel } from "../../src/nano/random-model.js";
+import { finalText, forcedRun, tokenIds } from "./forcing.js";
 
 const engine = await openEngine(storiesModelPath, {
   device: "cpu",
@@ -117,15 +118,27 @@ test("prompt text never triggers the VM, however many regions it holds", async (
 });
 
 test("regions split across tokens in different ways give the same result", async () => {
-  const splits = [
-    chars(" [C: 6*7]"),
-    [" ", "[", "C", ":", " 6*7]"].flatMap((p) => (p.length > 1 ? chars(p) : [p])),
-  ];
-  for (const pieces of splits) {
-    const events = await collect([
-      { prompt: PROMPT, maxTokens: pieces.length + 3, hook: forcing(pieces) },
-    ]);
-    assert.match(doneText(events), /^ \[C: 6\*7\] = VM\[42\]/);
+  // The 32,000-token vocabulary has " [" and "];" as single tokens, so the splits really differ.
+  const big = await openEngine(await ensureRandomModel({ vocab: 32000 }), {
+    device: "cpu",
+    contextSize: 256,
+  });
+  try {
+    const vocab = tokenIds(big);
+    const splits = [
+      chars(" [C: 6*7]"), // a character per token
+      [" [", "C", ":", " ", "6", "*", "7", "]"], // the opening in one token
+      [" [", "C", ":", " ", "6", "*", "7", "];"], // the last token runs past the region's end
+    ];
+    for (const pieces of splits) {
+      const events = await forcedRun(big, pieces, vocab);
+      // The model wrote exactly this split (the last token cut at the region's end).
+      const written = events.filter((e) => e.type === "token").map((e) => e.text);
+      assert.deepEqual(written.slice(0, pieces.length), [...pieces.slice(0, -1), "]"]);
+      assert.match(finalText(events), /^ \[C: 6\*7\] = VM\[42\]/);
+    }
+  } finally {
+    big.dispose();
   }
 });
 
@@ -398,11 +411,6 @@ test("32,000-token vocabulary: a token that runs past ']' is cut and the region 
     contextSize: 256,
   });
   try {
-    const vocab = new Map<string, number>();
-    for (let id = 0; id < big.capabilities.nVocab; id++) {
-      const t = big.tokenText(id);
-      if (!vocab.has(t) && !big.isControl(id)) vocab.set(t, id);
-    }
     // " [" and "];" are single tokens of this vocabulary (as of Llama 2's); "];" carries text past
     // the region.
     const pieces = [
@@ -429,22 +437,7 @@ test("32,000-token vocabulary: a token that runs past ']' is cut and the region 
       "\n",
       "```",
     ];
-    const ids = pieces.map((p) => {
-      const id = vocab.get(p);
-      assert.ok(id !== undefined, `no token ${JSON.stringify(p)}`);
-      return id;
-    });
-    const hook = `
-int ids[] = {${ids.join(", ")}};
-int at = 0;
-void force(int step) { if (at < ${ids.length}) { logit_set(ids[at], logit_get(logit_argmax()) + 100000); at++; } }
-int main() { hook_set("force", ${ids.length}); return 0; }`;
-    const events: DecodeEvent[] = [];
-    for await (const ev of new DecodeLoop(big).run([
-      { prompt: "Hello", maxTokens: pieces.length + 2, hook },
-    ])) {
-      events.push(ev);
-    }
+    const events = await forcedRun(big, pieces);
     const done = events.find((e) => e.type === "done");
     assert.ok(done && done.type === "done");
     assert.ok(done.text.startsWith(" [C: 6*7] = VM[42]"), JSON.stringify(done.text));

@@ -19,7 +19,14 @@ import {
   trainingQuestion,
   trainingTemplates,
 } from "../../src/nano/phrasing.js";
-import { computeResult, generateExamples, isHeldOutKey } from "../../src/nano/dataset.js";
+import {
+  computeResult,
+  generateExamples,
+  isHeldOutKey,
+  regionSource,
+} from "../../src/nano/dataset.js";
+import { renderNanoPrompt } from "../../src/nano/format.js";
+import { formatToolCall, parseToolCall } from "../../src/eval/tool-call.js";
 import { packageRoot } from "../../src/paths.js";
 
 const isPrime = (n: bigint): boolean => {
@@ -197,5 +204,24 @@ test("commutative questions are keyed order-independently: a held-out pair is he
     if (COMMUTATIVE_TASKS.has(ex!.task) && ex!.task !== "sum_multiples") {
       assert.ok(isHeldOutKey(operandKey(ex!.task, [nums[1]!, nums[0]!])), ex!.question);
     }
+  }
+});
+
+test("the tools variant is the same dialogue with the region sent as a tool call and the result as a tool message", () => {
+  for (const [vm, tools] of generateExamples(32, 5, "train", ["vm", "tools"])) {
+    assert.equal(tools!.question, vm!.question);
+    assert.equal(tools!.result, vm!.result);
+    // What the model sees is exactly what the protocol runtime renders after running the call.
+    const call = formatToolCall(regionSource(vm!.code));
+    assert.equal(
+      tools!.prompt + tools!.completion,
+      renderNanoPrompt([
+        { role: "user", text: vm!.question },
+        { role: "assistant", text: call },
+        { role: "tool", text: vm!.result },
+      ]) + ` ${vm!.finalSentence}\n`,
+    );
+    assert.deepEqual(parseToolCall(call), { code: regionSource(vm!.code) });
+    assert.ok(tools!.completion.includes(`${call}${tools!.injected} `));
   }
 });

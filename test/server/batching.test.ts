@@ -5,7 +5,7 @@ import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import type { RunningServer } from "../../src/server/server.js";
 import { storiesModelPath } from "../../src/paths.js";
-import { client, metric, post, question, serve, until } from "./helpers.js";
+import { client, longStoryStream, metric, post, question, serve, until } from "./helpers.js";
 
 let nano: RunningServer;
 let stories: RunningServer;
@@ -87,18 +87,7 @@ test("the next turn of a conversation decodes only the new tokens", async () => 
 
 test("a client that disconnects mid-stream frees its slot within one decode step", async () => {
   const controller = new AbortController();
-  const res = await fetch(`${stories.url}/v1/completions`, {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify({
-      model: "stories260K",
-      prompt: "Once upon a time",
-      max_tokens: 400,
-      temperature: 0,
-      stream: true,
-    }),
-    signal: controller.signal,
-  });
+  const res = await longStoryStream(stories.url, controller.signal);
   const reader = res.body!.getReader();
   let chunks = 0;
   while (chunks < 5) {

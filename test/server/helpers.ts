@@ -45,4 +45,46 @@ export async function post(
   return { status: res.status, headers: res.headers, json };
 }
 
+/** A long streaming greedy completion on stories260K that the caller aborts with `signal`. */
+export function longStoryStream(url: string, signal: AbortSignal): Promise<Response> {
+  return fetch(`${url}/v1/completions`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({
+      model: "stories260K",
+      prompt: "Once upon a time",
+      max_tokens: 400,
+      temperature: 0,
+      stream: true,
+    }),
+    signal,
+  });
+}
+
 export const question = (a: number, b: number) => `What is ${a} times ${b}?`;
+
+/** A hook program that makes the model write `text` (one character per token) and then go on. */
+export function forceTextHook(text: string): string {
+  return `
+char *want = ${JSON.stringify(text)};
+int ids[64];
+int n;
+int force(int step) {
+  if (step < n) logit_set(ids[step], 1000000);
+  return 0;
+}
+int main() {
+  char buf[32];
+  n = 0;
+  while (want[n]) {
+    int found = -1;
+    for (int id = 0; id < tok_count() && found < 0; id++) {
+      if (tok_str(id, buf) == 1 && buf[0] == want[n]) found = id;
+    }
+    ids[n] = found;
+    n++;
+  }
+  hook_set("force", n);
+  return 0;
+}`;
+}

@@ -3,7 +3,7 @@
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import type { RunningServer } from "../../src/server/server.js";
-import { post, question, serve } from "./helpers.js";
+import { forceTextHook, metric, post, question, serve } from "./helpers.js";
 
 let server: RunningServer;
 before(async () => {
@@ -19,32 +19,6 @@ const chat = (content: string, ruffian?: object, extra: object = {}) =>
     ...(ruffian ? { ruffian } : {}),
     ...extra,
   });
-
-/** A hook program that makes the model write `text` (one character per token) and then go on. */
-function forceText(text: string): string {
-  return `
-char *want = ${JSON.stringify(text)};
-int ids[64];
-int n;
-int force(int step) {
-  if (step < n) logit_set(ids[step], 1000000);
-  return 0;
-}
-int main() {
-  char buf[32];
-  n = 0;
-  while (want[n]) {
-    int found = -1;
-    for (int id = 0; id < tok_count() && found < 0; id++) {
-      if (tok_str(id, buf) == 1 && buf[0] == want[n]) found = id;
-    }
-    ids[n] = found;
-    n++;
-  }
-  hook_set("force", n);
-  return 0;
-}`;
-}
 
 async function expectCorrect(a: number, b: number): Promise<void> {
   const res = await chat(question(a, b));
@@ -90,7 +64,7 @@ int main() { hook_set("spin", 10); return 0; }`;
 
 test("a region that loops gets its limit error injected in-band; concurrent requests finish", async () => {
   const [forced] = await Promise.all([
-    chat(question(2, 3), { hook: forceText(" [C: for(;;);]") }, { max_tokens: 40 }),
+    chat(question(2, 3), { hook: forceTextHook(" [C: for(;;);]") }, { max_tokens: 40 }),
     expectCorrect(4821, 377),
     expectCorrect(1234, 5678),
   ]);
@@ -154,4 +128,52 @@ test("/tokenize and /detokenize round-trip; a token outside the vocabulary is a 
   const bad = await post(server, "/detokenize", { tokens: [1, 99999999] });
   assert.equal(bad.status, 400);
   assert.equal(bad.json.error.param, "tokens[1]");
+});
+
+test("activation reads in hooks need --glass-box; with it they work", async () => {
+  const hook = `int h(int s) { float v = emb_variance(0, kv_seq_len() - 1); printf("%d\\n", v > 0.0); return 0; }
+int main() { hook_set("h", 2); return 0; }`;
+  const refused = await chat(question(6, 7), { hook });
+  assert.equal(refused.status, 422);
+  assert.match(refused.json.error.message, /--glass-box/);
+  const glassBox = await serve({ slots: 1, glassBox: true });
+  try {
+    const res = await post(glassBox, "/v1/chat/completions", {
+      model: "ruffian-nano",
+      messages: [{ role: "user", content: question(6, 7) }],
+      temperature: 0,
+      ruffian: { hook },
+    });
+    assert.equal(res.status, 200, JSON.stringify(res.json));
+    assert.deepEqual(
+      res.json.ruffian.hookConsole.map((h: { text: string }) => h.text),
+      ["1\n", "1\n"],
+    );
+    assert.match(res.json.choices[0].message.content, /VM\[42\]/);
+  } finally {
+    await glassBox.close();
+  }
+});
+
+test("a generation that runs past its deadline stops with finish_reason length", async () => {
+  const slow = await serve({ slots: 1, deadlineMs: 200 });
+  try {
+    // Each step's hook runs 4M loop iterations: 200 steps cannot finish in 200 ms.
+    const hook = `int burn(int s) { int x = 0; for (int i = 0; i < 4000000; i++) x ^= i; return x; }
+int main() { hook_set("burn", 1000); return 0; }`;
+    const res = await post(slow, "/v1/completions", {
+      model: "ruffian-nano",
+      prompt: "Q: What is 2 times 3?\nA:",
+      max_tokens: 200,
+      temperature: 0,
+      ruffian: { hook, profile: "medium" },
+    });
+    assert.equal(res.status, 200, JSON.stringify(res.json));
+    assert.equal(res.json.choices[0].finish_reason, "length");
+    assert.equal(res.json.ruffian.stopped, "deadline");
+    assert.ok(res.json.usage.completion_tokens < 200);
+    assert.equal(await metric(slow, 'ruffian_requests_cancelled_total{reason="deadline"}'), 1);
+  } finally {
+    await slow.close();
+  }
 });

@@ -69,12 +69,15 @@ test("output is capped and the truncation is reported", () => {
 });
 
 test("there is no way to reach the host: no files, processes or environment", () => {
-  for (const fn of ['system("ls")', 'fopen("/etc/passwd", "r")', 'getenv("HOME")', "fork()"]) {
+  for (const fn of ['system("ls")', 'getenv("HOME")', "fork()"]) {
     const r = runC(`int main() { ${fn}; return 0; }`);
     assert.ok(!r.ok);
     assert.equal(r.error.kind, "type");
     assert.match(r.error.message, /^unknown function/);
   }
+  // fopen opens the VM's own in-memory files: a host path is just a name that does not exist.
+  const r = runC('#include <stdio.h>\nint main() { return fopen("/etc/passwd", "r") == NULL; }');
+  assert.ok(r.ok && r.exitCode === 1, r.ok ? r.text : r.error.message);
 });
 
 test("printing before a failure is kept in the failure's stdout", () => {

@@ -105,3 +105,21 @@ export async function finished(page: Page, scope: string): Promise<string> {
 }
 
 export const question = "What is 4821 times 377?";
+
+/** The question as a plain, non-streaming, greedy chat request over HTTP (no page involved). */
+export async function complete(
+  url: string,
+  extra: Record<string, unknown>,
+): Promise<{ status: number; body: any }> {
+  const response = await fetch(`${url}/v1/chat/completions`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({
+      model: "ruffian-nano",
+      messages: [{ role: "user", content: question }],
+      temperature: 0,
+      ...extra,
+    }),
+  });
+  return { status: response.status, body: await response.json() };
+}

@@ -6,9 +6,13 @@
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import type { Browser } from "puppeteer-core";
+import { readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { packageRoot } from "../../src/paths.js";
 import { runC } from "../../src/vm/session.js";
 import {
   ask,
+  complete,
   finished,
   launchBrowser,
   openUi,
@@ -35,16 +39,19 @@ describe("web UI on ruffian serve (ruffian-nano)", () => {
     await server?.stop();
   });
 
-  test("the page is served at / with its bundle, and names the model", async () => {
-    const { page, errors } = await openUi(browser, server.url);
+  test("the page is served at / with its bundle, names the model, and asks nothing of the network", async () => {
+    const page = await browser.newPage();
+    const requested: string[] = [];
+    page.on("request", (r) => requested.push(r.url()));
+    const errors: string[] = [];
+    page.on("pageerror", (e) => errors.push(String(e)));
+    await page.goto(server.url);
     assert.equal(await waitForModel(page), "ruffian-nano");
-    const scripts = await page.$$eval("script[src]", (els) =>
-      els.map((e) => (e as HTMLScriptElement).src),
-    );
-    assert.ok(
-      scripts.every((src) => src.startsWith(server.url)),
-      `only local assets: ${scripts}`,
-    );
+    await ask(page, question);
+    const outside = requested.filter((u) => !u.startsWith(server.url + "/"));
+    assert.deepEqual(outside, []);
+    for (const asset of ["/app.js", "/app.css"])
+      assert.ok(requested.includes(server.url + asset), `${asset} in ${requested}`);
     assert.deepEqual(errors, []);
     await page.close();
   });
@@ -79,21 +86,8 @@ describe("web UI on ruffian serve (ruffian-nano)", () => {
       Number((e as HTMLElement).dataset.points),
     );
     // The same request without streaming, over plain HTTP: the tokens the server generated.
-    const response = await fetch(`${server.url}/v1/chat/completions`, {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify({
-        model: "ruffian-nano",
-        messages: [{ role: "user", content: question }],
-        max_tokens: 128,
-        temperature: 0,
-        logprobs: true,
-      }),
-    });
-    const body = (await response.json()) as {
-      choices: Array<{ logprobs: { content: Array<{ token: string }> } }>;
-    };
-    const generated = body.choices[0]!.logprobs.content;
+    const { body } = await complete(server.url, { max_tokens: 128, logprobs: true });
+    const generated: Array<{ token: string }> = body.choices[0].logprobs.content;
     assert.ok(points > 5, `points: ${points}`);
     assert.equal(points, generated.length);
     // And every one of them is a token span in the page's answer, in order.
@@ -166,6 +160,39 @@ describe("web UI on ruffian serve (ruffian-nano)", () => {
     await page.close();
   });
 
+  test("an edited experiment runs its new code; a failing region's VM error is styled as such", async () => {
+    const { page } = await openUi(browser, server.url);
+    await waitForModel(page);
+    await page.click("#tab-experiments");
+    await page.click('[data-experiment="entropy-diary"]');
+    await finished(page, "#panel-experiments");
+    // Replace the code with a hook that makes the model open its answer with [C: 1/0].
+    const forcing = [
+      'char want[] = " [C: 1/0]";',
+      "int ids[16]; int n = 0; int at = 0;",
+      "int token_of(char c) { char b[32];",
+      "  for (int id = 0; id < tok_count(); id++) if (tok_str(id, b) == 1 && b[0] == c) return id;",
+      "  return -1; }",
+      "void force(int step) { if (at < n) logit_set(ids[at++], logit_get(logit_argmax()) + 100000); }",
+      'int main() { for (int i = 0; want[i]; i++) ids[n++] = token_of(want[i]); hook_set("force", n); return 0; }',
+    ].join("\n");
+    await page.$eval("#experiment-code", (e) => (e as HTMLTextAreaElement).select());
+    await page.keyboard.press("Backspace");
+    await page.type("#experiment-code", forcing);
+    await page.click("#panel-experiments form.experiment button[type=submit]");
+    await page.waitForSelector("#panel-experiments .answer[data-phase=streaming]");
+    const answer = await finished(page, "#panel-experiments");
+    assert.match(answer, /^ \[C: 1\/0\] = VM\[error: /);
+    const failed = await page.$eval("#panel-experiments .seg.vm-error", (e) => e.textContent);
+    assert.match(failed, /^ = VM\[error: [^\]]*division by zero[^\]]*\]$/);
+    // The first region is the forced one (the model may write more after the error).
+    const region = await page.$$eval("#panel-experiments .seg.region", (els) =>
+      els.map((e) => e.textContent).join(""),
+    );
+    assert.ok(region.startsWith("[C: 1/0]"), region);
+    await page.close();
+  });
+
   test("the playground shows a compile error with its line:col, marked in the editor", async () => {
     const { page } = await openUi(browser, server.url);
     await waitForModel(page);
@@ -199,6 +226,60 @@ describe("web UI on ruffian serve (ruffian-nano)", () => {
       return `${before.length}:${before.at(-1)!.length + 1}`;
     });
     assert.equal(caret, where);
+    await page.close();
+  });
+});
+
+describe("the experiments gallery (ruffian serve --glass-box)", () => {
+  let server: Served;
+  before(async () => {
+    server = await serve(["--glass-box"]);
+  });
+  after(async () => {
+    await server?.stop();
+  });
+  const dir = join(packageRoot, "web", "src", "experiments");
+  const programs = readdirSync(dir).filter((f) => f.endsWith(".c"));
+
+  test("shows every experiment program, one button each", async () => {
+    const { page } = await openUi(browser, server.url);
+    await waitForModel(page);
+    const shown = await page.$$eval("[data-experiment]", (els) =>
+      els.map((e) => (e as HTMLElement).dataset.experiment),
+    );
+    assert.deepEqual([...shown].sort(), programs.map((f) => f.replace(/\.c$/, "")).sort());
+    await page.close();
+  });
+
+  test("every experiment's hook program runs on the model and prints to the hook console", async () => {
+    for (const file of programs) {
+      const { status, body } = await complete(server.url, {
+        max_tokens: 48,
+        ruffian: { hook: readFileSync(join(dir, file), "utf8") },
+      });
+      assert.equal(status, 200, `${file}: ${body.error?.message}`);
+      assert.ok(body.ruffian.hookConsole.length > 0, `${file} printed nothing`);
+    }
+  });
+
+  test("a rewind leaves its memo as a footnote and the answer reads as the final timeline", async () => {
+    const { page } = await openUi(browser, server.url);
+    await waitForModel(page);
+    await page.click("#tab-experiments");
+    await page.click('[data-experiment="rewind-memo"]');
+    const answer = await finished(page, "#panel-experiments");
+    const note = await page.waitForSelector("#panel-experiments .footnotes .memo");
+    assert.match(
+      await note!.evaluate((e) => e.textContent ?? ""),
+      /^\[explored: "peak entropy \d+ millinats, try again" → rewound\]$/,
+    );
+    // The erasing animation ends (at most 1.5 s) and leaves the answer as the server's final text.
+    await page.waitForSelector("#panel-experiments .seg.erasing", { hidden: true });
+    assert.match(answer, /^ \[C: 4821\*377\] = VM\[1817517\]/);
+    const lines = await page.$$eval("#panel-experiments .hook-text", (els) =>
+      els.map((e) => e.textContent ?? ""),
+    );
+    assert.ok(lines.some((l) => l.startsWith("previous timeline said: peak entropy")));
     await page.close();
   });
 });

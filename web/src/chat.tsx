@@ -100,6 +100,8 @@ export const DEFAULT_SETTINGS: ChatSettings = {
   temperature: 0,
 };
 
+const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? "" : "s"}`;
+
 function Status({ generation }: { generation: Generation }) {
   useGeneration(generation);
   const g = generation;
@@ -107,8 +109,8 @@ function Status({ generation }: { generation: Generation }) {
   const parts = [`${g.tokens.length} tokens`];
   if (seconds > 0 && g.tokens.length > 0)
     parts.push(`${(g.tokens.length / seconds).toFixed(1)} tok/s`);
-  if (g.regions.length) parts.push(`${g.regions.length} VM regions`);
-  if (g.footnotes.length) parts.push(`${g.footnotes.length} rewinds`);
+  if (g.regions.length) parts.push(plural(g.regions.length, "VM region"));
+  if (g.footnotes.length) parts.push(plural(g.footnotes.length, "rewind"));
   if (g.phase === "streaming") parts.push("streaming…");
   else if (g.phase === "stopped") parts.push("stopped");
   else if (g.finishReason) parts.push(`finish: ${g.finishReason}`);
@@ -163,7 +165,7 @@ export function Chat({ model }: { model: string | null }) {
     <div class="workspace">
       <section class="main-column" aria-label="Chat">
         <Settings settings={settings} onChange={setSettings} />
-        <ol class="conversation" aria-label="conversation" aria-live="polite">
+        <ol class="conversation" aria-label="conversation">
           {turns.length === 0 && (
             <li class="empty">
               Ask something that needs computing, e.g. <q>What is 4821 times 377?</q> Regions the

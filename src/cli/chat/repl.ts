@@ -11,19 +11,22 @@ export interface ReplIo {
   output: NodeJS.WriteStream;
 }
 
-/** Sends one message and shows the generation; false when the user asked to leave meanwhile. */
+/** Sends one message and shows the generation; false when the turn failed (an error, or the
+ * context filled up before the answer ended), which a scripted chat reports in its exit status. */
 async function converse(
   text: string,
   session: ChatSession,
   view: ChatView,
   signal: AbortSignal,
-): Promise<void> {
+): Promise<boolean> {
   view.turnStarted(session);
   try {
     const done = await session.send(text, (ev) => view.event(ev, session), signal);
     view.turnEnded(done, session);
+    return done.reason !== "context-full";
   } catch (err) {
     view.error(`ruffian: ${(err as Error).message}`);
+    return false;
   }
 }
 
@@ -121,11 +124,13 @@ function ask(
   });
 }
 
-/** Scripted loop over piped lines; returns the exit code. */
+/** Scripted loop over piped lines; returns the exit code: 1 when any turn failed, 130 when
+ * interrupted. */
 export async function pipeLoop(session: ChatSession, view: ChatView, io: ReplIo): Promise<number> {
   const rl = createInterface({ input: io.input, terminal: false, crlfDelay: Infinity });
   let current: AbortController | undefined;
   let quitting = false;
+  let failed = false;
   const onSigint = () => {
     if (current && !current.signal.aborted) current.abort();
     else {
@@ -144,12 +149,12 @@ export async function pipeLoop(session: ChatSession, view: ChatView, io: ReplIo)
         continue;
       }
       current = new AbortController();
-      await converse(line, session, view, current.signal);
+      if (!(await converse(line, session, view, current.signal))) failed = true;
       current = undefined;
     }
   } finally {
     process.off("SIGINT", onSigint);
     rl.close();
   }
-  return quitting ? 130 : 0;
+  return quitting ? 130 : failed ? 1 : 0;
 }

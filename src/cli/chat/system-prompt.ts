@@ -90,7 +90,8 @@ export const WORKED_EXAMPLES: readonly WorkedExample[] = [
 /** Worked examples the built-in prompt shows when --few-shot is not given. */
 export const DEFAULT_FEW_SHOT = 6;
 
-function answerOf(ex: WorkedExample): string {
+/** How an example answer reads: the lead, the region with its result, then the sentence. */
+export function answerOf(ex: WorkedExample): string {
   return `${ex.lead} [C: ${ex.code}] = VM[${ex.result}]. ${ex.tail}`;
 }
 

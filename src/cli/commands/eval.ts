@@ -1,13 +1,24 @@
 // `ruffian eval`: runs a question set through the in-band runtime and prints accuracy per task, or
-// (--table) the with-VM / injection-off / direct-baseline comparison as a Markdown table.
+// (--table) the with-VM / injection-off / direct-baseline comparison as a Markdown table;
+// --few-shot sweeps the number of worked examples on any model; --compare runs in-band, tool
+// calls and direct answers side by side with their cost per answer.
 import { closeSync, existsSync, readFileSync, writeFileSync } from "node:fs";
 import { openOutputFile } from "../files.js";
+import { UsageError } from "../errors.js";
 import { join } from "node:path";
 import cliProgress from "cli-progress";
 import { openEngine } from "../../engine/open.js";
 import { evaluate, type EvalQuestion, type EvalReport } from "../../eval/nano-eval.js";
 import { comparisonTable } from "../../eval/table.js";
-import { nanoDirectModelPath, nanoModelPath, packageRoot } from "../../paths.js";
+import {
+  nanoDirectModelPath,
+  nanoModelPath,
+  nanoToolsModelPath,
+  packageRoot,
+} from "../../paths.js";
+import { fewShotTable, parseShotCounts, runFewShot } from "../../eval/few-shot.js";
+import { lineChart } from "../../eval/svg-chart.js";
+import { compareModes, comparePlot, compareTable, type CompareMode } from "../../eval/compare.js";
 
 export interface EvalCommandOptions {
   model?: string;
@@ -19,6 +30,11 @@ export interface EvalCommandOptions {
   json?: string;
   table?: boolean;
   baseline?: string;
+  questions?: string;
+  fewShot?: string;
+  plot?: string;
+  compare?: boolean;
+  toolsModel?: string;
 }
 
 export const DEFAULT_EVAL_SET = join(packageRoot, "eval", "nano-questions.jsonl");
@@ -95,12 +111,136 @@ function printReport(report: EvalReport, inject: boolean): void {
   );
 }
 
+/** Progress on stderr: a counter rewritten in place on a terminal; otherwise a line every 5%
+ * (logs stay short). */
+function progress(label: string, done: number, total: number): void {
+  if (process.stderr.isTTY) {
+    process.stderr.write(`\r${label}: ${done}/${total}  ${done === total ? "\n" : ""}`);
+  } else if (done === total || done % Math.max(1, Math.floor(total / 20)) === 0) {
+    process.stderr.write(`${label}: ${done}/${total}\n`);
+  }
+}
+
+async function fewShotCommand(
+  opts: EvalCommandOptions,
+  shots: readonly number[],
+  model: string,
+  questions: readonly EvalQuestion[],
+  parallel: number,
+  maxTokens: number,
+): Promise<number> {
+  const engine = await openEngine(model, {
+    sequences: parallel,
+    contextSize: 4096 * parallel,
+    glassBox: false,
+  });
+  try {
+    const scores = await runFewShot(engine, questions, shots, {
+      parallel,
+      maxTokens,
+      onProgress: (k, done, total) => progress(`${k} examples`, done, total),
+    });
+    process.stdout.write(fewShotTable(scores));
+    const pct = (n: number, total: number) => (total ? (100 * n) / total : 0);
+    const plot = opts.plot ?? "few-shot.svg";
+    writeFileSync(
+      plot,
+      lineChart({
+        title: `few-shot success: ${model.split("/").pop()}, ${questions.length} questions`,
+        xLabel: "worked examples in the prompt",
+        yLabel: "% of questions",
+        yMax: 100,
+        series: [
+          {
+            name: "region written",
+            points: scores.map((s) => [s.shots, pct(s.wroteRegion, s.total)]),
+          },
+          { name: "compiled and ran", points: scores.map((s) => [s.shots, pct(s.ran, s.total)]) },
+          { name: "answer right", points: scores.map((s) => [s.shots, pct(s.correct, s.total)]) },
+        ],
+      }),
+    );
+    process.stderr.write(`plot written to ${plot}\n`);
+    if (opts.json) writeFileSync(opts.json, JSON.stringify(scores, null, 1));
+    return 0;
+  } finally {
+    engine.dispose();
+  }
+}
+
+async function compareCommand(
+  opts: EvalCommandOptions,
+  questions: readonly EvalQuestion[],
+  maxTokens: number,
+): Promise<number> {
+  const tools = opts.toolsModel ?? nanoToolsModelPath;
+  const modes: CompareMode[] = [
+    { label: "(a) in-band", short: "in-band", kind: "in-band", model: opts.model ?? nanoModelPath },
+    {
+      label: "(b) tool calls, KV prefix reused",
+      short: "tools, KV reuse",
+      kind: "tools",
+      model: tools,
+      reusePrefix: true,
+    },
+    {
+      label: "(b) tool calls, re-read (remote API)",
+      short: "tools, re-read",
+      kind: "tools",
+      model: tools,
+      reusePrefix: false,
+    },
+    {
+      label: "(c) direct answers",
+      short: "direct",
+      kind: "direct",
+      model: opts.baseline ?? nanoDirectModelPath,
+    },
+  ];
+  const results = await compareModes(modes, questions, {
+    maxTokens,
+    open: (model) => openEngine(model, { sequences: 1, contextSize: 1024, glassBox: false }),
+    onProgress: progress,
+  });
+  process.stdout.write(compareTable(results));
+  for (const r of results) {
+    if (r.missing) {
+      process.stderr.write(
+        `${r.mode.label}: ${r.missing} — not run; train it with training/run-tools.sh\n`,
+      );
+    }
+  }
+  const plot = opts.plot ?? "compare.svg";
+  writeFileSync(plot, comparePlot(results));
+  process.stderr.write(`plot written to ${plot}\n`);
+  if (opts.json) writeFileSync(opts.json, JSON.stringify(results, null, 1));
+  return 0;
+}
+
+/** Runs an option parser, reporting its complaint as a usage error (exit status 2). */
+function usage<T>(parse: () => T): T {
+  try {
+    return parse();
+  } catch (err) {
+    throw new UsageError((err as Error).message);
+  }
+}
+
 export async function evalCommand(opts: EvalCommandOptions): Promise<number> {
   const { parallel, maxTokens } = opts;
+  if (opts.questions && opts.set) throw new UsageError("give --questions or --set, not both");
+  if ([opts.fewShot !== undefined, opts.compare, opts.table].filter(Boolean).length > 1) {
+    throw new UsageError("--few-shot, --compare and --table are separate runs: give one");
+  }
+  const shots =
+    opts.fewShot !== undefined ? usage(() => parseShotCounts(opts.fewShot!)) : undefined;
   if (opts.json !== undefined) closeSync(openOutputFile("--json", opts.json));
-  let questions = readQuestions(opts.set ?? DEFAULT_EVAL_SET);
+  if (opts.plot !== undefined) closeSync(openOutputFile("--plot", opts.plot));
+  let questions = readQuestions(opts.questions ?? opts.set ?? DEFAULT_EVAL_SET);
   if (opts.limit !== undefined) questions = questions.slice(0, opts.limit);
   const model = opts.model ?? nanoModelPath;
+  if (shots) return fewShotCommand(opts, shots, model, questions, parallel, maxTokens);
+  if (opts.compare) return compareCommand(opts, questions, maxTokens);
   if (!opts.table) {
     const inject = opts.inject !== false;
     const report = await runOnce({ label: "eval", model, inject }, questions, parallel, maxTokens);

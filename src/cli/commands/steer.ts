@@ -27,9 +27,8 @@ function examples(flag: string, path: string): string[] {
 }
 
 export async function steerTrainCommand(opts: SteerTrainOptions): Promise<number> {
+  // commander checks --method against its choices before this runs.
   const method = (opts.method ?? "pca") as TrainMethod;
-  if (method !== "pca" && method !== "mean-diff")
-    throw new UsageError(`--method must be pca or mean-diff, got '${opts.method}'`);
   const positives = examples("--positive", opts.positive);
   const negatives = examples("--negative", opts.negative);
   closeSync(openOutputFile("--out", opts.out));

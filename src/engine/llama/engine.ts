@@ -6,6 +6,7 @@ import { totalmem } from "node:os";
 import { EngineError } from "../errors.js";
 import { defaultThreadCount } from "../threads.js";
 import type {
+  EngineCounters,
   Capabilities,
   ChatMessage,
   DecodeItem,
@@ -45,6 +46,12 @@ export interface LlamaEngineOptions {
   glassBox?: boolean;
   /** Memory cap for recorded activations (default 256 MiB). */
   observeBudgetBytes?: number;
+  /**
+   * One KV buffer shared by all sequences (default true). false gives each sequence its own
+   * stream of contextSize / sequences cells: faster batched decoding of many sequences, but
+   * llama.cpp may then split and reorder a batch, so glass-box reads and steering are off.
+   */
+  kvUnified?: boolean;
 }
 
 const GGUF_MAGIC = "GGUF";
@@ -151,6 +158,8 @@ export class LlamaEngine implements Engine {
   readonly model: ModelInfo;
   readonly capabilities: Capabilities;
   readonly special: SpecialTokens;
+  /** Forward passes run so far (llama_decode calls) and the tokens they evaluated. */
+  readonly counters: EngineCounters = { forwardPasses: 0, tokensEvaluated: 0 };
 
   private ctx: bigint = NULL;
   private readonly vocab: bigint;
@@ -175,6 +184,8 @@ export class LlamaEngine implements Engine {
   private logitRows = new Map<number, number>();
   private readonly logitViews = new Map<bigint, Float32Array>();
   private disposed = false;
+  /** Cells of each sequence's own KV stream (kvUnified: false); undefined when shared. */
+  private readonly cellsPerSequence: number | undefined;
 
   // Batch arrays live in native memory (koffi.alloc) so their addresses never move.
   private readonly nativeBlocks: bigint[] = [];
@@ -221,7 +232,8 @@ export class LlamaEngine implements Engine {
         : (options.contextSize ?? Math.min(trainCtx > 0 ? trainCtx : 4096, 4096));
     const sequences = options.sequences ?? 1;
     const threads = options.threads ?? defaultThreadCount();
-    const glassBox = options.glassBox ?? true;
+    const kvUnified = options.kvUnified ?? true;
+    const glassBox = (options.glassBox ?? true) && kvUnified;
     if (!Number.isInteger(contextSize) || contextSize < 1 || contextSize > 0xffffffff)
       throw new EngineError(
         "argument",
@@ -252,7 +264,7 @@ export class LlamaEngine implements Engine {
     // Attention probabilities exist as a tensor only without flash attention.
     cp.flash_attn_type = LLAMA_FLASH_ATTN_TYPE_DISABLED;
     // A unified KV buffer keeps batch rows in order (no per-sequence split of the ubatch).
-    cp.kv_unified = true;
+    cp.kv_unified = kvUnified;
     cp.cb_eval = this.tap ? this.tap.pointer : null;
     cp.cb_eval_user_data = null;
     takeRecentLog();
@@ -295,6 +307,7 @@ export class LlamaEngine implements Engine {
       logits: logitsPtr,
     };
     this.lengths = new Int32Array(sequences);
+    this.cellsPerSequence = kvUnified ? undefined : Math.floor(api.llama_n_ctx(ctx) / sequences);
 
     const tokenOrUndefined = (t: number): Token | undefined => (t >= 0 ? t : undefined);
     this.special = {
@@ -324,7 +337,8 @@ export class LlamaEngine implements Engine {
       contextSize: api.llama_n_ctx(ctx),
       batchSize: api.llama_n_batch(ctx),
       maxSequences: api.llama_n_seq_max(ctx),
-      threads,
+      // What the context really runs with, read back from llama.cpp.
+      threads: api.llama_n_threads(ctx),
       backend,
       reads: { hidden: glassBox, attention: glassBox, kv: glassBox, finalNorm: glassBox },
       steer: glassBox,
@@ -486,6 +500,12 @@ export class LlamaEngine implements Engine {
         throw new EngineError("argument", `no tokens to decode for sequence ${item.seq}`);
       for (let i = 0; i < item.tokens.length; i++) this.checkToken(item.tokens[i]!);
       total += item.tokens.length;
+      const own = this.cellsPerSequence;
+      if (own !== undefined && this.lengths[item.seq]! + item.tokens.length > own)
+        throw new EngineError(
+          "context-full",
+          `context full: sequence ${item.seq} holds ${this.lengths[item.seq]} of its ${own} cells, ${item.tokens.length} more needed`,
+        );
     }
     let used = 0;
     for (const n of this.lengths) used += n;
@@ -573,6 +593,8 @@ export class LlamaEngine implements Engine {
     let rc: number;
     try {
       rc = this.api.llama_decode(this.ctx, this.batchStruct);
+      this.counters.forwardPasses++;
+      this.counters.tokensEvaluated += n;
     } finally {
       this.tap?.end();
     }

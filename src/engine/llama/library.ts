@@ -115,6 +115,7 @@ export interface LlamaApi {
   llama_model_is_recurrent: Fn;
   llama_model_is_hybrid: Fn;
   llama_n_ctx: Fn;
+  llama_n_threads: Fn;
   llama_n_batch: Fn;
   llama_n_seq_max: Fn;
   llama_vocab_n_tokens: Fn;
@@ -201,6 +202,7 @@ function declare(llama: LibraryHandle, ggmlBase: LibraryHandle, ggml: LibraryHan
     llama_model_is_recurrent: f(llama, "bool llama_model_is_recurrent(void *model)"),
     llama_model_is_hybrid: f(llama, "bool llama_model_is_hybrid(void *model)"),
     llama_n_ctx: f(llama, "uint32_t llama_n_ctx(void *ctx)"),
+    llama_n_threads: f(llama, "int32_t llama_n_threads(void *ctx)"),
     llama_n_batch: f(llama, "uint32_t llama_n_batch(void *ctx)"),
     llama_n_seq_max: f(llama, "uint32_t llama_n_seq_max(void *ctx)"),
     llama_vocab_n_tokens: f(llama, "int32_t llama_vocab_n_tokens(void *vocab)"),

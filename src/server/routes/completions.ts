@@ -106,6 +106,7 @@ async function complete(
           },
           onEnd: (outcome) => {
             if (c.index === 0) meta.cachedTokens = ticket.reused;
+            if ("done" in outcome) c.cancelled = outcome.cancelled;
             if ("error" in outcome) failure ??= outcome.error;
             else flush(c, true);
             end();

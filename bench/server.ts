@@ -1,0 +1,398 @@
+// Throughput and latency of `ruffian serve` under 1, 4 and 16 concurrent streaming clients on both
+// shipped models, against peers measured in the same run: the engine's raw batched decode at the
+// same batch size (greedy argmax, one llama_decode per step, no HTTP, no VM), and llama-server when
+// one is found (RUFFIAN_LLAMA_SERVER or `llama-server` on PATH; otherwise the row is skipped).
+// Then: disconnect-to-slot-freed time, and a load run of 200 requests from 32 clients, a third of
+// them with failing or looping regions.
+//   npm run build && node dist/bench/server.js [max-tokens] [rounds]
+import { spawn, spawnSync } from "node:child_process";
+import { openEngine } from "../src/engine/open.js";
+import { defaultThreadCount } from "../src/engine/threads.js";
+import { join } from "node:path";
+import { nanoModelPath, packageRoot, storiesModelPath } from "../src/paths.js";
+import { startServer, modelIdOf, type RunningServer } from "../src/server/server.js";
+import { forceTextHook, longStoryStream } from "../test/server/helpers.js";
+
+const maxTokens = Number(process.argv[2] ?? 96);
+const rounds = Number(process.argv[3] ?? 3);
+const threads = defaultThreadCount();
+
+interface Load {
+  model: string;
+  /** The body of request i (without stream flags). */
+  body(i: number): Record<string, unknown>;
+  endpoint: "/v1/completions" | "/v1/chat/completions";
+  /** The prompt of request i as the raw peer decodes it. */
+  prompt(i: number): string;
+}
+
+const stories: Load = {
+  model: storiesModelPath,
+  endpoint: "/v1/completions",
+  prompt: () => "Once upon a time",
+  body: () => ({ prompt: "Once upon a time", max_tokens: maxTokens, temperature: 0 }),
+};
+const nano: Load = {
+  model: nanoModelPath,
+  endpoint: "/v1/chat/completions",
+  prompt: (i) => `Q: What is ${1000 + 37 * i} times ${17 + 3 * i}?\nA:`,
+  body: (i) => ({
+    messages: [{ role: "user", content: `What is ${1000 + 37 * i} times ${17 + 3 * i}?` }],
+    max_tokens: maxTokens,
+    temperature: 0,
+  }),
+};
+
+const pct = (xs: number[], p: number) =>
+  xs.length === 0
+    ? NaN
+    : [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(p * xs.length))]!;
+
+interface ClientRun {
+  tokens: number;
+  ttftMs: number;
+  gapsMs: number[];
+  text: string;
+}
+
+/** One streaming request; tokens counted from usage, latencies from content chunks. */
+async function streamOnce(url: string, path: string, body: object): Promise<ClientRun> {
+  const start = performance.now();
+  const res = await fetch(url + path, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ ...body, stream: true, stream_options: { include_usage: true } }),
+  });
+  if (!res.ok || !res.body) throw new Error(`${path}: HTTP ${res.status} ${await res.text()}`);
+  const decoder = new TextDecoder();
+  let buffer = "";
+  let last = 0;
+  let ttft = NaN;
+  let tokens = 0;
+  let text = "";
+  const gaps: number[] = [];
+  const reader = res.body.getReader();
+  for (;;) {
+    const { value: part, done } = await reader.read();
+    if (done) break;
+    buffer += decoder.decode(part, { stream: true });
+    let cut;
+    while ((cut = buffer.indexOf("\n\n")) >= 0) {
+      const line = buffer.slice(0, cut);
+      buffer = buffer.slice(cut + 2);
+      if (!line.startsWith("data: ") || line === "data: [DONE]") continue;
+      const chunk = JSON.parse(line.slice(6));
+      if (chunk.usage) tokens = chunk.usage.completion_tokens;
+      const c = chunk.choices?.[0];
+      const piece = c?.delta?.content ?? c?.text ?? "";
+      if (piece) {
+        const now = performance.now();
+        if (Number.isNaN(ttft)) ttft = now - start;
+        else gaps.push(now - last);
+        last = now;
+        text += piece;
+      }
+    }
+  }
+  return { tokens, ttftMs: ttft, gapsMs: gaps, text };
+}
+
+/** `ruffian serve` in its own process, as a user runs it (the client's work is not its cost). */
+async function spawnServer(model: string, slots: number): Promise<{ url: string; stop(): void }> {
+  const bin = join(packageRoot, "bin", "ruffian.js");
+  const child = spawn(
+    process.execPath,
+    [bin, "serve", "--model", model, "--port", "0", "--slots", String(slots)],
+    {
+      stdio: ["ignore", "pipe", "inherit"],
+      env: { ...process.env, RUFFIAN_THREADS: String(threads) },
+    },
+  );
+  let out = "";
+  const url = await new Promise<string>((resolve, reject) => {
+    child.stdout.on("data", (d: Buffer) => {
+      out += d.toString();
+      const m = /(http:\/\/[\d.:]+)/.exec(out);
+      if (m) resolve(m[1]!);
+    });
+    child.on("exit", (code) => reject(new Error(`ruffian serve exited with ${code}`)));
+  });
+  return { url, stop: () => child.kill("SIGTERM") };
+}
+
+async function serverRun(server: { url: string }, load: Load, clients: number) {
+  const url = server.url;
+  const modelId = modelIdOf(load.model);
+  const cpuBefore = await metricAt(url, "ruffian_process_process_cpu_seconds_total");
+  const start = performance.now();
+  const runs = await Promise.all(
+    Array.from({ length: clients }, (_, i) =>
+      streamOnce(url, load.endpoint, { model: modelId, ...load.body(i) }),
+    ),
+  );
+  const seconds = (performance.now() - start) / 1000;
+  const tokens = runs.reduce((n, r) => n + r.tokens, 0);
+  const cpu = (await metricAt(url, "ruffian_process_process_cpu_seconds_total")) - cpuBefore;
+  return {
+    tokensPerSecond: tokens / seconds,
+    cpuMicrosPerToken: (cpu * 1e6) / tokens,
+    ttft: runs.map((r) => r.ttftMs),
+    gaps: runs.flatMap((r) => r.gapsMs),
+  };
+}
+
+/** The engine alone: prompts prefilled together, then one batched greedy decode per step. */
+async function rawRun(
+  load: Load,
+  clients: number,
+  kvUnified: boolean,
+): Promise<{ tokensPerSecond: number; cpuMicrosPerToken: number }> {
+  const engine = await openEngine(load.model, {
+    sequences: clients,
+    contextSize: 512 * clients,
+    threads,
+    glassBox: kvUnified,
+    kvUnified,
+  });
+  try {
+    const start = performance.now();
+    const cpuStart = process.cpuUsage();
+    const prompts = Array.from({ length: clients }, (_, i) =>
+      engine.tokenize(load.prompt(i), { addSpecial: true, parseSpecial: true }),
+    );
+    engine.decode(prompts.map((tokens, seq) => ({ seq, tokens })));
+    const active = new Set(prompts.map((_, seq) => seq));
+    let sampled = 0;
+    for (let step = 0; step < maxTokens && active.size > 0; step++) {
+      const items: Array<{ seq: number; tokens: number[] }> = [];
+      for (const seq of active) {
+        const logits = engine.logits(seq);
+        let best = 0;
+        for (let t = 1; t < logits.length; t++) if (logits[t]! > logits[best]!) best = t;
+        sampled++;
+        if (engine.isEndOfGeneration(best)) active.delete(seq);
+        else items.push({ seq, tokens: [best] });
+      }
+      if (items.length > 0) engine.decode(items);
+    }
+    const cpu = process.cpuUsage(cpuStart);
+    return {
+      tokensPerSecond: sampled / ((performance.now() - start) / 1000),
+      cpuMicrosPerToken: (cpu.user + cpu.system) / sampled,
+    };
+  } finally {
+    engine.dispose();
+  }
+}
+
+function findLlamaServer(): string | undefined {
+  const env = process.env.RUFFIAN_LLAMA_SERVER;
+  if (env) return env;
+  const r = spawnSync("sh", ["-c", "command -v llama-server"], { encoding: "utf8" });
+  return r.status === 0 ? r.stdout.trim() : undefined;
+}
+
+/** llama-server on the same model, slots and threads, driven by the same client. */
+async function llamaServerRun(bin: string, load: Load, clients: number) {
+  const port = 20000 + Math.floor(Math.random() * 20000);
+  const child = spawn(
+    bin,
+    [
+      "-m",
+      load.model,
+      "--port",
+      String(port),
+      "-np",
+      String(clients),
+      "-c",
+      String(512 * clients),
+      "-t",
+      String(threads),
+      "--log-disable",
+    ],
+    { stdio: "ignore" },
+  );
+  try {
+    const url = `http://127.0.0.1:${port}`;
+    for (;;) {
+      const ok = await fetch(`${url}/health`).then(
+        (r) => r.ok,
+        () => false,
+      );
+      if (ok) break;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    const start = performance.now();
+    const runs = await Promise.all(
+      Array.from({ length: clients }, (_, i) =>
+        streamOnce(url, load.endpoint, { model: "x", ...load.body(i) }),
+      ),
+    );
+    const seconds = (performance.now() - start) / 1000;
+    return runs.reduce((n, r) => n + r.tokens, 0) / seconds;
+  } finally {
+    child.kill("SIGTERM");
+  }
+}
+
+const fmt = (n: number, d = 1) => (Number.isFinite(n) ? n.toFixed(d) : "—");
+
+async function throughputTable(): Promise<void> {
+  const llamaServer = findLlamaServer();
+  console.log(`threads ${threads}, max_tokens ${maxTokens}, load ${loadAverage()}`);
+  console.log(
+    "| model | clients | server tok/s | raw split-KV tok/s | server/raw | raw unified-KV tok/s | server CPU µs/tok | raw split CPU µs/tok | raw/server CPU | raw unified CPU µs/tok | TTFT p50 / p95 ms | ITL p50 / p95 ms | llama-server tok/s | server/llama-server |",
+  );
+  console.log("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+  for (const load of [stories, nano]) {
+    for (const clients of [1, 4, 16]) {
+      // Best of interleaved rounds: the machine is shared, so each peer gets the same chances.
+      const server = await spawnServer(load.model, clients);
+      let s = {
+        tokensPerSecond: 0,
+        cpuMicrosPerToken: Infinity,
+        ttft: [] as number[],
+        gaps: [] as number[],
+      };
+      let raw = { tokensPerSecond: 0, cpuMicrosPerToken: Infinity };
+      let split = { tokensPerSecond: 0, cpuMicrosPerToken: Infinity };
+      const best = <T extends { tokensPerSecond: number; cpuMicrosPerToken: number }>(
+        a: T,
+        b: T,
+      ): T => ({
+        ...(b.tokensPerSecond > a.tokensPerSecond ? b : a),
+        cpuMicrosPerToken: Math.min(a.cpuMicrosPerToken, b.cpuMicrosPerToken),
+      });
+      try {
+        await serverRun(server, load, clients); // warm-up: compile caches, first allocations
+        for (let r = 0; r < rounds; r++) {
+          s = best(s, await serverRun(server, load, clients));
+          raw = best(raw, await rawRun(load, clients, true));
+          split = best(split, await rawRun(load, clients, false));
+        }
+      } finally {
+        server.stop();
+      }
+      const peer = llamaServer ? await llamaServerRun(llamaServer, load, clients) : NaN;
+      console.log(
+        `| ${modelIdOf(load.model)} | ${clients} | ${fmt(s.tokensPerSecond, 0)} | ${fmt(split.tokensPerSecond, 0)} | ` +
+          `${fmt(s.tokensPerSecond / split.tokensPerSecond, 2)} | ${fmt(raw.tokensPerSecond, 0)} | ` +
+          `${fmt(s.cpuMicrosPerToken, 0)} | ${fmt(split.cpuMicrosPerToken, 0)} | ${fmt(split.cpuMicrosPerToken / s.cpuMicrosPerToken, 2)} | ` +
+          `${fmt(raw.cpuMicrosPerToken, 0)} | ` +
+          `${fmt(pct(s.ttft, 0.5))} / ${fmt(pct(s.ttft, 0.95))} | ${fmt(pct(s.gaps, 0.5), 2)} / ${fmt(pct(s.gaps, 0.95), 2)} | ` +
+          `${fmt(peer, 0)} | ${fmt(s.tokensPerSecond / peer, 2)} |`,
+      );
+    }
+  }
+  if (!llamaServer)
+    console.log(
+      "llama-server: not found (set RUFFIAN_LLAMA_SERVER or put llama-server on PATH); its columns are skipped",
+    );
+}
+
+function loadAverage(): string {
+  return spawnSync("uptime", { encoding: "utf8" })
+    .stdout.trim()
+    .replace(/.*load average: /, "");
+}
+
+async function metric(server: RunningServer, series: string): Promise<number> {
+  return metricAt(server.url, series);
+}
+
+async function metricAt(url: string, series: string): Promise<number> {
+  const text = await (await fetch(`${url}/metrics`)).text();
+  const line = text.split("\n").find((l) => l.startsWith(series + " "));
+  return line ? Number(line.slice(series.length + 1)) : 0;
+}
+
+/** Client disconnect → slot freed, against the time of one decode step at the same batch. */
+async function cancelLatency(): Promise<void> {
+  const server = await startServer({
+    model: storiesModelPath,
+    port: 0,
+    slots: 4,
+    ctx: 512,
+    threads,
+  });
+  try {
+    const rounds = 10;
+    for (let r = 0; r < rounds; r++) {
+      const controller = new AbortController();
+      const res = await longStoryStream(server.url, controller.signal);
+      const reader = res.body!.getReader();
+      await reader.read();
+      await reader.read();
+      controller.abort();
+      while (server.context.scheduler.busy > 0) await new Promise((r) => setImmediate(r));
+    }
+    const seconds = await metric(server, "ruffian_cancel_seconds_sum");
+    const count = await metric(server, "ruffian_cancel_seconds_count");
+    const steps = await metric(server, "ruffian_cancel_steps_sum");
+    const single = await serverRun(server, stories, 1);
+    console.log(
+      `\ndisconnect → slot freed: mean ${fmt((seconds / count) * 1000, 2)} ms over ${count} disconnects ` +
+        `(${steps} tokens sampled after a cancel in total); one decode step at 1 client: ` +
+        `${fmt(1000 / single.tokensPerSecond, 2)} ms`,
+    );
+  } finally {
+    await server.close();
+  }
+}
+
+/** 200 requests from 32 clients, every third one forced to write a failing or looping region. */
+async function loadRun(): Promise<void> {
+  const server = await startServer({
+    model: nanoModelPath,
+    port: 0,
+    slots: 16,
+    threads,
+    queueLimit: 64,
+  });
+  const rssBefore = process.memoryUsage().rss;
+  let next = 0;
+  let correct = 0;
+  let wrong = 0;
+  let failedAsExpected = 0;
+  let errors = 0;
+  const started = performance.now();
+  const client = async () => {
+    for (let i = next++; i < 200; i = next++) {
+      const bad = i % 3 === 0;
+      const a = 100 + i;
+      const b = 7 + (i % 50);
+      const body = {
+        model: "ruffian-nano",
+        messages: [{ role: "user", content: `What is ${a} times ${b}?` }],
+        temperature: 0,
+        max_tokens: 60,
+        ...(bad
+          ? { ruffian: { hook: forceTextHook(i % 2 ? " [C: 1/0]" : " [C: for(;;);]") } }
+          : {}),
+      };
+      try {
+        const run = await streamOnce(server.url, "/v1/chat/completions", body);
+        if (bad) {
+          if (/VM\[error: /.test(run.text)) failedAsExpected++;
+          else errors++;
+        } else if (run.text.includes(`VM[${a * b}]`)) correct++;
+        else wrong++;
+      } catch {
+        errors++;
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: 32 }, client));
+  const seconds = (performance.now() - started) / 1000;
+  const rssAfter = process.memoryUsage().rss;
+  await server.close();
+  console.log(
+    `\nload: 200 requests, 32 clients, 16 slots in ${fmt(seconds, 1)} s: ${correct} correct, ${wrong} wrong, ` +
+      `${failedAsExpected} failing/looping regions reported in-band, ${errors} errors; ` +
+      `RSS ${fmt(rssBefore / 2 ** 20, 0)} MiB before, ${fmt(rssAfter / 2 ** 20, 0)} MiB after`,
+  );
+}
+
+await throughputTable();
+await cancelLatency();
+await loadRun();

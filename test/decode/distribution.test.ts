@@ -1,0 +1,129 @@
+// The distribution at real vocabulary sizes (up to Qwen's 151,936 tokens): entropy, probabilities,
+// top-k, the nucleus and the edits that LogitState (and so every intrinsic) and the sampler
+// compute with SIMD kernels, against float64 references over every token.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { LogitState, MASKED_LOGIT } from "../../src/decode/logit-state.js";
+import { Rng, Sampler } from "../../src/decode/sampler.js";
+import { entropyNats, nucleusByFullSort, softmax, sortedIds } from "./reference.js";
+
+const VOCABS = [512, 32000, 151936];
+
+/** Shapes of next-token distributions: a model-like body with strong candidates, a sharply
+ * peaked one, a flat one, and one with masked (−Infinity) and NaN entries. */
+function shapes(vocab: number, seed: number): Array<[string, Float32Array]> {
+  const rng = new Rng(seed);
+  const gauss = () => Math.sqrt(-2 * Math.log(1 - rng.next())) * Math.cos(2 * Math.PI * rng.next());
+  const body = Float32Array.from({ length: vocab }, () => 2 * gauss());
+  for (let i = 0; i < 20; i++) body[rng.nextUint32() % vocab] = 8 + 4 * rng.next();
+  const peaked = Float32Array.from({ length: vocab }, () => 6 * gauss() - 20);
+  peaked[rng.nextUint32() % vocab] = 40;
+  const flat = Float32Array.from({ length: vocab }, () => 0.01 * gauss());
+  const masked = Float32Array.from(body);
+  for (let i = 0; i < vocab; i += 3) masked[i] = -Infinity;
+  return [
+    ["model-like", body],
+    ["peaked", peaked],
+    ["flat", flat],
+    ["masked", masked],
+  ];
+}
+
+test("entropy, probabilities and top-64 match float64 references within 1e-6", () => {
+  for (const vocab of VOCABS) {
+    for (const [shape, logits] of shapes(vocab, vocab)) {
+      const state = new LogitState(vocab);
+      state.load(logits);
+      const what = `${shape} at ${vocab}`;
+      const h = entropyNats(logits);
+      assert.ok(
+        Math.abs(state.entropy() - h) <= 1e-6,
+        `${what}: entropy ${state.entropy()} vs ${h}`,
+      );
+      const probs = softmax(logits);
+      const order = sortedIds(logits);
+      for (let rank = 0; rank < 64; rank++) {
+        const id = order[rank]!;
+        if (!(logits[id]! > -Infinity)) break;
+        assert.equal(state.topToken(rank), id, `${what}: rank ${rank}`);
+        assert.ok(Math.abs(state.topProb(rank) - probs[id]!) <= 1e-6, `${what}: p at ${rank}`);
+      }
+      for (const id of [1, vocab >> 1, vocab - 1]) {
+        const p = logits[id]! > -Infinity ? probs[id]! : 0;
+        assert.ok(Math.abs(state.probability(id) - p) <= 1e-6, `${what}: p(${id})`);
+      }
+      assert.equal(state.argmax(), order[0]);
+    }
+  }
+});
+
+test("logit_top_p keeps exactly the full-sort nucleus at every vocabulary size", () => {
+  for (const vocab of VOCABS) {
+    for (const [shape, logits] of shapes(vocab, vocab + 1)) {
+      if (shape === "masked") continue; // the reference's softmax has no −Infinity handling
+      for (const p of [0.5, 0.9, 0.99]) {
+        const state = new LogitState(vocab);
+        state.load(logits);
+        state.apply({ op: "top-p", p });
+        const expected = nucleusByFullSort(logits, p);
+        let kept = 0;
+        for (let id = 0; id < vocab; id++) {
+          const inside = state.logits[id] !== MASKED_LOGIT;
+          if (inside) kept++;
+          if (inside !== expected.has(id))
+            assert.fail(`${shape} at ${vocab}, p=${p}: token ${id} ${inside ? "kept" : "masked"}`);
+        }
+        assert.equal(kept, expected.size);
+      }
+    }
+  }
+});
+
+test("edits, snapshots and diffs equal the plain per-token formulas", () => {
+  const vocab = 151936;
+  const [, logits] = shapes(vocab, 3)[0]!;
+  const state = new LogitState(vocab);
+  state.load(logits);
+  state.takeSnapshot(2);
+  state.apply({ op: "temperature", t: 0.7 });
+  for (let i = 0; i < vocab; i += 997) assert.equal(state.logits[i], Math.fround(logits[i]! / 0.7));
+  let diff = 0;
+  for (let i = 0; i < vocab; i++) diff += Math.abs(Math.fround(logits[i]! / 0.7) - logits[i]!);
+  assert.ok(Math.abs(state.diff(2) - diff) <= 1e-6 * diff);
+  state.apply({ op: "restore", slot: 2 });
+  assert.equal(state.diff(2), 0);
+  state.apply({ op: "mask-below", threshold: 1.2345 });
+  for (let i = 0; i < vocab; i++) {
+    const want = logits[i]! < 1.2345 ? MASKED_LOGIT : logits[i]!;
+    if (state.logits[i] !== want) assert.fail(`mask-below at ${i}`);
+  }
+});
+
+test("at 151,936 tokens the sampler stays inside the nucleus, honours top-k and min-p, and is seeded", () => {
+  const vocab = 151936;
+  const [, logits] = shapes(vocab, 5)[0]!;
+  const scaled = Float32Array.from(logits, (x) => x / 0.8);
+  const nucleus = nucleusByFullSort(scaled, 0.9);
+  const top40 = new Set(sortedIds(logits).slice(0, 40));
+  const probs = softmax(scaled);
+  const top = probs.reduce((a, b) => Math.max(a, b), 0);
+  const modes = [
+    { options: { topP: 0.9 }, allowed: (id: number) => nucleus.has(id) },
+    { options: { topK: 40 }, allowed: (id: number) => top40.has(id) },
+    { options: { minP: 0.05 }, allowed: (id: number) => probs[id]! >= 0.05 * top * (1 - 1e-6) },
+    {
+      options: { topP: 0.9, minP: 0.05 },
+      allowed: (id: number) => nucleus.has(id) && probs[id]! >= 0.05 * top * (1 - 1e-6),
+    },
+    { options: {}, allowed: (id: number) => id >= 0 && id < vocab },
+  ];
+  for (const { options, allowed } of modes) {
+    const a = new Sampler(vocab, { temperature: 0.8, seed: 11, ...options });
+    const b = new Sampler(vocab, { temperature: 0.8, seed: 11, ...options });
+    const drawsA = Array.from({ length: 200 }, () => a.sample(logits));
+    const drawsB = Array.from({ length: 200 }, () => b.sample(logits));
+    assert.deepEqual(drawsA, drawsB, `seeded ${JSON.stringify(options)}`);
+    for (const id of drawsA) assert.ok(allowed(id), `${JSON.stringify(options)} drew ${id}`);
+    assert.ok(new Set(drawsA).size > 1, `${JSON.stringify(options)} draws vary`);
+  }
+});
