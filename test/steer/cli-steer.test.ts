@@ -21,6 +21,18 @@ function ruffian(...args: string[]) {
   return { code: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
+/** `ruffian steer train` on the happy/sad fixtures, with more arguments. */
+const train = (...extra: string[]) =>
+  ruffian(
+    "steer",
+    "train",
+    "--positive",
+    join(fixtures, "happy.txt"),
+    "--negative",
+    join(fixtures, "sad.txt"),
+    ...extra,
+  );
+
 /** P(" happy") and P(" sa") in percent, as the probe hook prints them before the first token. */
 function sentiment(...extra: string[]): { happy: number; sad: number } {
   const r = ruffian("run", "-p", PROMPT, "-n", "1", "--hook", probe, ...extra);
@@ -32,20 +44,7 @@ function sentiment(...extra: string[]): { happy: number; sad: number } {
 
 test("steer train writes a controlvector GGUF; run --control-vector shifts sentiment", () => {
   const out = join(dir, "happy.gguf");
-  const t = ruffian(
-    "steer",
-    "train",
-    "--positive",
-    join(fixtures, "happy.txt"),
-    "--negative",
-    join(fixtures, "sad.txt"),
-    "--method",
-    "mean-diff",
-    "--layers",
-    "1-4",
-    "--out",
-    out,
-  );
+  const t = train("--method", "mean-diff", "--layers", "1-4", "--out", out);
   assert.equal(t.code, 0, t.stderr);
   const f = readGguf(out);
   assert.equal(f.metadata.get("general.architecture"), "controlvector");
@@ -79,32 +78,10 @@ test("steer train and --control-vector refuse bad input by name", () => {
   );
   assert.equal(missing.code, 1);
   assert.match(missing.stderr, /--positive: cannot read nope\.txt/);
-  const method = ruffian(
-    "steer",
-    "train",
-    "--positive",
-    join(fixtures, "happy.txt"),
-    "--negative",
-    join(fixtures, "sad.txt"),
-    "--method",
-    "ica",
-    "--out",
-    "v.gguf",
-  );
+  const method = train("--method", "ica", "--out", "v.gguf");
   assert.equal(method.code, 2, "a usage error");
   assert.match(method.stderr, /'ica' is invalid.*pca, mean-diff/s);
-  const layers = ruffian(
-    "steer",
-    "train",
-    "--positive",
-    join(fixtures, "happy.txt"),
-    "--negative",
-    join(fixtures, "sad.txt"),
-    "--layers",
-    "0-3",
-    "--out",
-    "v.gguf",
-  );
+  const layers = train("--layers", "0-3", "--out", "v.gguf");
   assert.equal(layers.code, 2);
   assert.match(layers.stderr, /--layers: layer 0 is outside 1\.\.4/);
   const notVector = ruffian(
