@@ -158,8 +158,8 @@ int main() { hook_set("h", 2); return 0; }`;
 test("a generation that runs past its deadline stops with finish_reason length", async () => {
   const slow = await serve({ slots: 1, deadlineMs: 200 });
   try {
-    // Each step's hook runs 4M loop iterations: 200 steps cannot finish in 200 ms.
-    const hook = `int burn(int s) { int x = 0; for (int i = 0; i < 4000000; i++) x ^= i; return x; }
+    // Each step's hook runs 20M loop iterations (≥ 10 ms even at 2 per ns): ~30 steps cannot finish in 200 ms.
+    const hook = `int burn(int s) { int x = 0; for (int i = 0; i < 20000000; i++) x ^= i; return x; }
 int main() { hook_set("burn", 1000); return 0; }`;
     const res = await post(slow, "/v1/completions", {
       model: "ruffian-nano",
