@@ -330,21 +330,46 @@ export function buildProgram(): Command {
       process.stdout.write(completionScript(program, shell));
     });
 
+  reportUnknownOptionsFirst(program);
   return program;
 }
 
-/** Ends the process quietly when stdout or stderr is closed early (`ruffian run … | head`):
- * the reader has what it wanted, so this is success, as it is for `yes | head`. */
-function exitQuietlyOnClosedPipe(stream: NodeJS.WriteStream): void {
+/**
+ * Commander checks required options before unknown ones, so `run --frobnicate` would complain
+ * about the missing -p. Every command's required options (whoever adds the command) are checked
+ * instead just before its action runs, after the unknown-option check; the message is commander's.
+ */
+function reportUnknownOptionsFirst(command: Command): void {
+  const required = command.options.filter((o) => o.mandatory);
+  for (const option of required) option.mandatory = false;
+  if (required.length > 0)
+    command.hook("preAction", (_parent, action) => {
+      for (const option of required)
+        if (action.getOptionValue(option.attributeName()) === undefined)
+          action.error(`error: required option '${option.flags}' not specified`, {
+            code: "commander.missingMandatoryOptionValue",
+            exitCode: EXIT.usage,
+          });
+    });
+  for (const sub of command.commands) reportUnknownOptionsFirst(sub);
+}
+
+/**
+ * A closed stdout or stderr (`ruffian run … | head`) is not a failure: the reader has what it
+ * wanted, as with `yes | head`. Later writes are dropped and the command finishes with its own
+ * status (0). It is not ended at once: exiting while llama.cpp or V8 worker threads are busy can
+ * hang in native exit handlers.
+ */
+function dropWritesAfterClosedPipe(stream: NodeJS.WriteStream): void {
   stream.on("error", (err: NodeJS.ErrnoException) => {
-    if (err.code === "EPIPE") process.exit(EXIT.ok);
-    throw err;
+    if (err.code !== "EPIPE") throw err;
+    stream.write = (() => true) as typeof stream.write;
   });
 }
 
 export async function runCli(argv: string[]): Promise<void> {
-  exitQuietlyOnClosedPipe(process.stdout);
-  exitQuietlyOnClosedPipe(process.stderr);
+  dropWritesAfterClosedPipe(process.stdout);
+  dropWritesAfterClosedPipe(process.stderr);
   const program = buildProgram();
   try {
     await program.parseAsync(argv);

@@ -6,6 +6,7 @@ import { spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import type { Command } from "commander";
 import { buildProgram } from "../../src/cli/main.js";
 import { storiesModelPath } from "../../src/paths.js";
 import { ruffian, ruffianScript } from "./chat-helpers.js";
@@ -13,19 +14,27 @@ import { ruffian, ruffianScript } from "./chat-helpers.js";
 const tmp = mkdtempSync(join(tmpdir(), "ruffian-exit-"));
 after(() => rmSync(tmp, { recursive: true, force: true }));
 
-const commands = buildProgram().commands.map((c) => c.name());
+/** Every command path the program defines, subcommands included ("steer train"). */
+function commandPaths(command: Command, prefix: string[] = []): string[][] {
+  return command.commands.flatMap((c) => [
+    [...prefix, c.name()],
+    ...commandPaths(c, [...prefix, c.name()]),
+  ]);
+}
+const commands = commandPaths(buildProgram());
 const noStackTrace = (stderr: string) => assert.doesNotMatch(stderr, /^\s+at .+[:(]/m, stderr);
 
 test("an unknown option exits 2 for every command and is reported as exactly that", () => {
-  assert.ok(commands.length >= 9, commands.join(" "));
+  assert.ok(commands.length >= 9, commands.join(", "));
   for (const command of commands) {
-    const r = ruffian([command, "--frobnicate"]);
-    assert.equal(r.code, 2, `${command}: ${r.stderr}`);
-    assert.match(r.stderr, /^error: unknown option '--frobnicate'/, command);
-    assert.equal(r.stdout, "", command);
+    const r = ruffian([...command, "--frobnicate"]);
+    assert.equal(r.code, 2, `${command.join(" ")}: ${r.stderr}`);
+    assert.match(r.stderr, /^error: unknown option '--frobnicate'/, command.join(" "));
+    assert.equal(r.stdout, "", command.join(" "));
   }
-  // run's missing -p is not what gets reported for an unknown option.
+  // A missing required option (run's -p, trace's --out) is not what gets reported.
   assert.doesNotMatch(ruffian(["run", "--frobnicate"]).stderr, /prompt/);
+  assert.doesNotMatch(ruffian(["trace", "--frobnicate"]).stderr, /required/);
 });
 
 test("bad values and missing arguments exit 2 before anything runs", () => {
@@ -43,6 +52,7 @@ test("bad values and missing arguments exit 2 before anything runs", () => {
     [["exec", "--lang", "cobol", "-e", "1"], /Allowed choices are c, lisp, calc/],
     [["exec", "a.c", "-e", "1"], /give either a file or -e, not both/],
     [["run"], /missing required option '-p, --prompt <text>'/],
+    [["trace", "-p", "x"], /required option '--out <file>' not specified/],
     [["pull"], /missing required argument 'uri'/],
     [["completion", "tcsh"], /Allowed choices are bash, zsh, fish/],
     [["frobnicate"], /unknown command 'frobnicate'/],
