@@ -44,24 +44,6 @@ const temperature = () =>
     .default(0);
 const seed = () => new Option("--seed <n>", "sampling seed").argParser(integerAtLeast(0));
 
-/**
- * Options a command cannot run without. commander's own requiredOption is checked before unknown
- * options, so `run --frobnicate` would complain about -p; these are checked in preAction instead,
- * after commander has rejected unknown options and bad values.
- */
-const requiredOptions = new WeakSet<Option>();
-function required(flags: string, description: string): Option {
-  const option = new Option(flags, description);
-  requiredOptions.add(option);
-  return option;
-}
-function checkRequired(command: Command): void {
-  for (const option of command.options) {
-    if (requiredOptions.has(option) && command.getOptionValue(option.attributeName()) === undefined)
-      throw new UsageError(`${command.name()}: missing required option '${option.flags}'`);
-  }
-}
-
 export function buildProgram(): Command {
   const program = new Command();
   program
@@ -72,10 +54,7 @@ export function buildProgram(): Command {
     .version(version)
     .showHelpAfterError("(add --help for usage)")
     .exitOverride()
-    .hook("preAction", (_program, action) => {
-      checkRequired(action);
-      applyConfigDefaults(action);
-    });
+    .hook("preAction", (_program, action) => applyConfigDefaults(action));
 
   withOptions(
     program
@@ -104,7 +83,7 @@ export function buildProgram(): Command {
       .description("generate with in-band VM regions, hooks and rewind (streams the text)"),
     modelOptions("the shipped stories260K"),
   )
-    .addOption(required("-p, --prompt <text>", "prompt text"))
+    .requiredOption("-p, --prompt <text>", "prompt text")
     .option("--hook <file>", "C hook program whose main() runs before generation")
     .addOption(maxTokens(128))
     .addOption(temperature())
@@ -256,9 +235,9 @@ export function buildProgram(): Command {
     .command("trace")
     .description("run a prompt with the cache on and write hook points to a safetensors file")
     .option("-m, --model <path>", "GGUF model file or hf: URI (default: the shipped model)")
-    .addOption(required("-p, --prompt <text>", "prompt text (BOS added)"))
+    .requiredOption("-p, --prompt <text>", "prompt text (BOS added)")
     .option("--hooks <names>", "hook points, comma-separated, * globs", "blocks.*.hook_resid_post")
-    .addOption(required("--out <file>", "safetensors file to write"))
+    .requiredOption("--out <file>", "safetensors file to write")
     .action(async (opts: import("./commands/trace.js").TraceOptions) => {
       const { traceCommand } = await import("./commands/trace.js");
       process.exitCode = await traceCommand(opts);
@@ -267,7 +246,7 @@ export function buildProgram(): Command {
     .command("lens")
     .description("logit lens: each layer's top tokens through the final norm and unembedding")
     .option("-m, --model <path>", "GGUF model file or hf: URI (default: the shipped model)")
-    .addOption(required("-p, --prompt <text>", "prompt text (BOS added)"))
+    .requiredOption("-p, --prompt <text>", "prompt text (BOS added)")
     .addOption(
       new Option("--top <k>", "tokens shown per layer and position")
         .argParser(integerAtLeast(1))
@@ -284,17 +263,15 @@ export function buildProgram(): Command {
     .command("train")
     .description("train a control vector from contrastive examples, one per line")
     .option("-m, --model <path>", "GGUF model file or hf: URI (default: the shipped model)")
-    .addOption(required("--positive <file>", "examples of the wanted behaviour"))
-    .addOption(
-      required("--negative <file>", "examples of its opposite (paired line by line for pca)"),
-    )
+    .requiredOption("--positive <file>", "examples of the wanted behaviour")
+    .requiredOption("--negative <file>", "examples of its opposite (paired line by line for pca)")
     .addOption(
       new Option("--method <name>", "pca (repeng's pca_diff) or mean-diff")
         .choices(["pca", "mean-diff"])
         .default("pca"),
     )
     .option("--layers <list>", "layers to steer, e.g. 1-4 or 2,5 (default: 1..last)")
-    .addOption(required("--out <file>", "control-vector GGUF to write"))
+    .requiredOption("--out <file>", "control-vector GGUF to write")
     .action(async (opts: import("./commands/steer.js").SteerTrainOptions) => {
       const { steerTrainCommand } = await import("./commands/steer.js");
       process.exitCode = await steerTrainCommand(opts);
