@@ -51,7 +51,7 @@ test("bad values and missing arguments exit 2 before anything runs", () => {
     [["serve", "--port", "http"], /'--port <port>' argument 'http' is invalid/],
     [["exec", "--lang", "cobol", "-e", "1"], /Allowed choices are c, lisp, calc/],
     [["exec", "a.c", "-e", "1"], /give either a file or -e, not both/],
-    [["run"], /missing required option '-p, --prompt <text>'/],
+    [["run"], /required option '-p, --prompt <text>' not specified/],
     [["trace", "-p", "x"], /required option '--out <file>' not specified/],
     [["pull"], /missing required argument 'uri'/],
     [["completion", "tcsh"], /Allowed choices are bash, zsh, fish/],
