@@ -505,7 +505,10 @@ const moduleCache = new Map<string, object>();
 function compileOptimized(bytes: Uint8Array): object {
   let toggled = false;
   try {
+    // Lazy compilation would compile each function at its first call, after the flags are
+    // restored, i.e. with Liftoff: a deep recursion would then run in Liftoff's larger frames.
     v8.setFlagsFromString("--no-liftoff");
+    v8.setFlagsFromString("--no-wasm-lazy-compilation");
     toggled = true;
   } catch {
     /* flags frozen: fall back to V8's default tiering */
@@ -513,7 +516,10 @@ function compileOptimized(bytes: Uint8Array): object {
   try {
     return new Wasm.Module(bytes);
   } finally {
-    if (toggled) v8.setFlagsFromString("--liftoff");
+    if (toggled) {
+      v8.setFlagsFromString("--liftoff");
+      v8.setFlagsFromString("--wasm-lazy-compilation");
+    }
   }
 }
 
