@@ -180,7 +180,15 @@ describe("web UI on ruffian serve (ruffian-nano)", () => {
     await page.keyboard.press("Backspace");
     await page.type("#experiment-code", forcing);
     await page.click("#panel-experiments form.experiment button[type=submit]");
-    await page.waitForSelector("#panel-experiments .answer[data-phase=streaming]");
+    // Wait for the new run's answer itself: a short run can end before a poll sees it streaming.
+    await page.waitForFunction(
+      () => {
+        const answers = document.querySelectorAll<HTMLElement>("#panel-experiments .answer");
+        const last = answers[answers.length - 1];
+        return last?.dataset.phase !== "streaming" && last?.innerText.includes("[C: 1/0]");
+      },
+      { timeout: 120_000 },
+    );
     const answer = await finished(page, "#panel-experiments");
     assert.match(answer, /^ \[C: 1\/0\] = VM\[error: /);
     const failed = await page.$eval("#panel-experiments .seg.vm-error", (e) => e.textContent);
