@@ -2,6 +2,7 @@
 // answer computed in-band ([C: …] region, injected result), streaming and not; logprobs.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
+import { statSync } from "node:fs";
 import type { RunningServer } from "../../src/server/server.js";
 import { client, question, serve } from "./helpers.js";
 
@@ -114,10 +115,13 @@ test("n = 2 with temperature gives two choices, each seeded differently", async 
   for (const c of res.choices) assert.match(c.message.content!, /1817517/);
 });
 
-test("GET /v1/models lists the served model", async () => {
+test("GET /v1/models lists the served model with its file size", async () => {
   const models = await client(server).models.list();
   assert.deepEqual(
     models.data.map((m) => m.id),
     ["ruffian-nano"],
   );
+  const extra = (models.data[0] as unknown as { ruffian: { path: string; bytes: number } }).ruffian;
+  assert.equal(extra.bytes, statSync(extra.path).size);
+  assert.ok(extra.bytes > 1_000_000);
 });

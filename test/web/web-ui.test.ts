@@ -47,6 +47,8 @@ describe("web UI on ruffian serve (ruffian-nano)", () => {
     page.on("pageerror", (e) => errors.push(String(e)));
     await page.goto(server.url);
     assert.equal(await waitForModel(page), "ruffian-nano");
+    // The header gives the model's size (its file, 3.8 MB for ruffian-nano) beside its name.
+    assert.match(await page.$eval("header .model", (e) => e.textContent ?? ""), /\d\.\d MB/);
     await ask(page, question);
     const outside = requested.filter((u) => !u.startsWith(server.url + "/"));
     assert.deepEqual(outside, []);

@@ -1,8 +1,11 @@
 // GET /v1/models, GET /health and GET /metrics: what is served, whether it is ready, and the
 // Prometheus counters.
+import { statSync } from "node:fs";
 import type { ServerApp, ServerContext } from "../app.js";
 
 export function infoRoutes(app: ServerApp, ctx: ServerContext): void {
+  // The model file's size, read once: what a user compares models by ("3.8 MB").
+  const bytes = statSync(ctx.engine.model.path).size;
   const model = () => ({
     id: ctx.modelId,
     object: "model",
@@ -11,6 +14,7 @@ export function infoRoutes(app: ServerApp, ctx: ServerContext): void {
     ruffian: {
       path: ctx.engine.model.path,
       description: ctx.engine.model.description,
+      bytes,
       vocabulary: ctx.engine.capabilities.nVocab,
       slots: ctx.scheduler.slots,
       slotContext: ctx.limits.slotContext,
