@@ -2,26 +2,18 @@
 // hook console, the plot points, regions, rewinds and how it ended. Panels subscribe to it; the
 // chat and the experiments gallery both drive their requests through it.
 import { request, messageOf, UnreachableError } from "./api.js";
-import { updatesOf, type ChatChunk, type StreamUpdate, type TokenInfo } from "./protocol.js";
+import {
+  updatesOf,
+  type ChatChunk,
+  type HookLine,
+  type RegionOutcome,
+  type StreamUpdate,
+  type TokenInfo,
+} from "./protocol.js";
+
+export type { HookLine, RegionOutcome };
 import { sseChunks } from "./stream.js";
 import { erase, type Footnote, type Piece } from "./transcript.js";
-
-export interface HookLine {
-  seq: number;
-  step: number;
-  hook: string;
-  text: string;
-  error: boolean;
-}
-
-export interface RegionOutcome {
-  language: string;
-  source: string;
-  result: string | null;
-  error: string | null;
-  compileMs: number | null;
-  runMs: number | null;
-}
 
 export interface ChatMessage {
   role: "system" | "user" | "assistant";

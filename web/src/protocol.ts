@@ -20,20 +20,31 @@ export interface TokenInfo {
   alternatives: Alternative[];
 }
 
+/** One line a hook printed (or its error), with the step and sequence it ran at. */
+export interface HookLine {
+  seq: number;
+  step: number;
+  hook: string;
+  text: string;
+  error: boolean;
+}
+
+/** A region the runtime ran: its code and what came of it. */
+export interface RegionOutcome {
+  language: string;
+  source: string;
+  result: string | null;
+  error: string | null;
+  compileMs: number | null;
+  runMs: number | null;
+}
+
 export type StreamUpdate =
   /** Text in the answer and the sampled tokens the chunk reports (null: none). Text no token
    * accounts for was injected by the runtime (results); a token's text may come later. */
   | { kind: "text"; text: string; tokens: TokenInfo[] | null }
-  | { kind: "hook"; seq: number; step: number; hook: string; text: string; error: boolean }
-  | {
-      kind: "region";
-      language: string;
-      source: string;
-      result: string | null;
-      error: string | null;
-      compileMs: number | null;
-      runMs: number | null;
-    }
+  | ({ kind: "hook" } & HookLine)
+  | ({ kind: "region" } & RegionOutcome)
   | { kind: "rewind"; erased: string; memo: string }
   | { kind: "usage"; promptTokens: number; completionTokens: number }
   | { kind: "finish"; reason: string };
