@@ -9,11 +9,14 @@ export interface ObserveOptions {
   hidden?: boolean;
   /** Attention probabilities per layer and head (`kq_soft_max-N`), mapped to key positions. */
   attention?: boolean;
-  /** Post-RoPE K rows and V rows per layer (`Kcur-N`, `Vcur-N`) as they are computed. */
+  /** K rows after and before RoPE, and V rows, per layer (`Kcur-N`, `Vcur-N`). */
   kv?: boolean;
   /** The final RMS-normed hidden state (`result_norm`), input of the output projection. */
   finalNorm?: boolean;
 }
+
+/** Which K/V row `Engine.kv` reads: keys after RoPE (as cached), keys before RoPE, values. */
+export type KvKind = "k" | "k_pre_rope" | "v";
 
 export interface Capabilities {
   nLayer: number;
@@ -141,13 +144,13 @@ export interface Engine {
   finalNorm(seq: number, pos: number): Float32Array | undefined;
   /** Attention of the query at `qPos` over key positions 0..qPos (length qPos+1). */
   attention(seq: number, layer: number, head: number, qPos: number): Float32Array | undefined;
-  /** Post-RoPE key (kind "k") or value row of one KV head at `pos` (length headDim). */
+  /** Key (after RoPE: "k"; before: "k_pre_rope") or value row of one KV head at `pos`. */
   kv(
     seq: number,
     layer: number,
     headKv: number,
     pos: number,
-    kind: "k" | "v",
+    kind: KvKind,
   ): Float32Array | undefined;
   observationStats(): ObservationStats;
 
@@ -158,9 +161,10 @@ export interface Engine {
   /**
    * Adds a control vector to one sequence's residual stream (`l_out-L` += direction, for each
    * layer L in the map, directions already scaled) on every decode until replaced or cleared
-   * with null. llama.cpp's own control-vector path serves single-sequence contexts; otherwise the
-   * graph tap applies it to that sequence's rows only. `via: "tap"` forces the tap: each change
-   * of llama.cpp's vector makes its scheduler re-plan the graph, which per-token toggles avoid.
+   * with null. A decode whose sequences all share one vector gets it through llama.cpp's own
+   * control vector (rewritten in place, so per-token changes are cheap); a decode mixing
+   * sequences with different vectors gets them through the graph tap, on each sequence's rows
+   * only. `via: "tap"` forces the tap.
    */
   setControlVector(
     seq: number,

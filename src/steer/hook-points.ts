@@ -1,8 +1,8 @@
 // TransformerLens-style names for the activations the engine records ("blocks.2.hook_resid_post"),
 // the one table that maps each name to llama.cpp's graph node and to the engine read serving it.
-import type { Capabilities } from "../engine/types.js";
+import type { Capabilities, KvKind } from "../engine/types.js";
 
-export type HookKind = "resid_post" | "pattern" | "rot_k" | "v" | "normalized" | "logits";
+export type HookKind = "resid_post" | "pattern" | "k" | "rot_k" | "v" | "normalized" | "logits";
 
 export interface HookPointSpec {
   kind: HookKind;
@@ -34,6 +34,14 @@ export const HOOK_POINTS: readonly HookPointSpec[] = [
     shape: "[head, query_pos, key_pos]",
     read: "attention(seq, L, head, q)",
     note: "softmax probabilities; KV cells mapped back to key positions, future keys 0",
+  },
+  {
+    kind: "k",
+    pattern: "blocks.{L}.attn.hook_k",
+    node: "Kcur-{L} (the 3-D reshape, input of the ROPE node)",
+    shape: "[pos, head_kv, d_head]",
+    read: 'kv(seq, L, head, pos, "k_pre_rope")',
+    note: "keys before RoPE, as TransformerLens' hook_k (after the K norm in models with one: Kcur_normed-{L})",
   },
   {
     kind: "rot_k",
@@ -68,6 +76,11 @@ export const HOOK_POINTS: readonly HookPointSpec[] = [
     note: "what run_with_cache returns as logits",
   },
 ];
+
+/** The engine's K/V read serving a key or value hook point (undefined for other kinds). */
+export function kvKindOf(kind: HookKind): KvKind | undefined {
+  return kind === "k" ? "k_pre_rope" : kind === "rot_k" ? "k" : kind === "v" ? "v" : undefined;
+}
 
 export interface HookPoint {
   name: string;

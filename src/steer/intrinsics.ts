@@ -2,7 +2,7 @@
 // table src/decode/intrinsic-table.ts) need: hook points by name, recorded rows, norms, and the
 // host interface for control vectors and lookahead.
 import type { Engine } from "../engine/types.js";
-import { parseHookPoint, type HookPoint } from "./hook-points.js";
+import { kvKindOf, parseHookPoint, type HookPoint } from "./hook-points.js";
 
 /** What the decode loop provides for one sequence (part of IntrinsicHost). */
 export interface SteeringHost {
@@ -46,11 +46,13 @@ export function activationRow(
     case "normalized":
       row = engine.finalNorm(seq, pos);
       break;
+    case "k":
     case "rot_k":
     case "v": {
       const parts: Float32Array[] = [];
+      const kind = kvKindOf(p.kind)!;
       for (let h = 0; h < caps.nHeadKv; h++) {
-        const r = engine.kv(seq, p.layer, h, pos, p.kind === "rot_k" ? "k" : "v");
+        const r = engine.kv(seq, p.layer, h, pos, kind);
         if (!r) break;
         parts.push(r);
       }

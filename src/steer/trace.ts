@@ -2,7 +2,7 @@
 // point (positions first, TransformerLens order), ready to write as safetensors.
 import type { LlamaEngine } from "../engine/llama/engine.js";
 import type { ObserveOptions } from "../engine/types.js";
-import type { HookPoint } from "./hook-points.js";
+import { kvKindOf, type HookPoint } from "./hook-points.js";
 import type { NamedTensor } from "./safetensors.js";
 
 /** What the engine must record for these hook points. */
@@ -11,7 +11,7 @@ export function observationFor(points: readonly HookPoint[]): ObserveOptions {
   return {
     hidden: kinds.has("resid_post"),
     attention: kinds.has("pattern"),
-    kv: kinds.has("rot_k") || kinds.has("v"),
+    kv: kinds.has("k") || kinds.has("rot_k") || kinds.has("v"),
     // Logits of every position need every row to be an output, which finalNorm asks for.
     finalNorm: kinds.has("normalized") || kinds.has("logits"),
   };
@@ -77,13 +77,15 @@ function gather(
       }
       return { name: p.name, shape: [n, nEmbd], data };
     }
+    case "k":
     case "rot_k":
     case "v": {
       const width = nHeadKv * headDim;
       const data = new Float32Array(n * width);
+      const kind = kvKindOf(p.kind)!;
       for (let pos = 0; pos < n; pos++)
         for (let h = 0; h < nHeadKv; h++) {
-          const row = engine.kv(seq, p.layer, h, pos, p.kind === "rot_k" ? "k" : "v");
+          const row = engine.kv(seq, p.layer, h, pos, kind);
           data.set(row ?? missing(p.name, pos), pos * width + h * headDim);
         }
       return { name: p.name, shape: [n, nHeadKv, headDim], data };

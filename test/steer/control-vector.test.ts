@@ -52,9 +52,10 @@ function logitsAfterPrompt(
   engine: LlamaEngine,
   vector: Map<number, Float32Array> | null,
   seq = 0,
+  via: "auto" | "tap" = "auto",
 ): Float32Array {
   engine.truncate(seq, 0);
-  engine.setControlVector(seq, vector);
+  engine.setControlVector(seq, vector, { via });
   engine.decode([{ seq, tokens: engine.tokenize(SENTIMENT_PROMPT, { addSpecial: true }) }]);
   const out = Float32Array.from(engine.logits(seq));
   engine.setControlVector(seq, null);
@@ -194,7 +195,7 @@ test("llama.cpp's llama_set_adapter_cvec gives the same logits as our graph-tap 
   ]);
   const theirs = Float32Array.from(nativeEngine.logits(0));
   nativeEngine.nativeControlVector(null);
-  const ours = logitsAfterPrompt(tapEngine, scaledDirections(meanDiff, 1), 1);
+  const ours = logitsAfterPrompt(tapEngine, scaledDirections(meanDiff, 1), 1, "tap");
   assert.ok(maxAbsDiff(plain, theirs) > 0.05, "the vector changes the logits");
   assert.ok(maxAbsDiff(theirs, ours) <= 1e-5, `max |Δ| ${maxAbsDiff(theirs, ours)}`);
   // setControlVector on a one-sequence context takes llama.cpp's path: same numbers again.
@@ -203,9 +204,12 @@ test("llama.cpp's llama_set_adapter_cvec gives the same logits as our graph-tap 
 });
 
 test("scale 0 is bit-identical to no vector, through both application paths", () => {
-  for (const engine of [tapEngine, nativeEngine]) {
-    const plain = logitsAfterPrompt(engine, null);
-    const zero = logitsAfterPrompt(engine, scaledDirections(meanDiff, 0));
+  for (const [engine, via] of [
+    [tapEngine, "tap"],
+    [nativeEngine, "auto"],
+  ] as const) {
+    const plain = logitsAfterPrompt(engine, null, 0, via);
+    const zero = logitsAfterPrompt(engine, scaledDirections(meanDiff, 0), 0, via);
     assert.deepEqual(zero, plain);
   }
 });

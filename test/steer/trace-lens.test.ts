@@ -43,7 +43,13 @@ test("hook-point names resolve, expand and fail clearly", () => {
   );
   assert.deepEqual(
     expandHookPoints("blocks.2.attn.*,logits", caps).map((h) => h.name),
-    ["blocks.2.attn.hook_pattern", "blocks.2.attn.hook_rot_k", "blocks.2.attn.hook_v", "logits"],
+    [
+      "blocks.2.attn.hook_pattern",
+      "blocks.2.attn.hook_k",
+      "blocks.2.attn.hook_rot_k",
+      "blocks.2.attn.hook_v",
+      "logits",
+    ],
   );
   assert.equal(parseHookPoint("ln_final.hook_normalized", 5).kind, "normalized");
   assert.throws(() => parseHookPoint("blocks.7.hook_resid_post", 5), /layer 7 is outside 0\.\.4/);
@@ -69,7 +75,8 @@ test("docs/steering.md's table lists every hook point with its llama.cpp node", 
 test("ruffian trace writes a safetensors file whose tensors equal the engine's recordings", () => {
   const out = join(dir, "run.safetensors");
   const hooks =
-    "blocks.*.hook_resid_post,blocks.1.attn.hook_pattern,blocks.2.attn.hook_rot_k," +
+    "blocks.*.hook_resid_post,blocks.1.attn.hook_pattern,blocks.2.attn.hook_k," +
+    "blocks.2.attn.hook_rot_k," +
     "blocks.2.attn.hook_v,ln_final.hook_normalized,logits";
   const r = ruffian("trace", "-p", STORY_PROMPT, "--hooks", hooks, "--out", out);
   assert.equal(r.code, 0, r.stderr);
@@ -113,6 +120,7 @@ test("ruffian trace writes a safetensors file whose tensors equal the engine's r
       );
     }
   for (const [name, kind] of [
+    ["blocks.2.attn.hook_k", "k_pre_rope"],
     ["blocks.2.attn.hook_rot_k", "k"],
     ["blocks.2.attn.hook_v", "v"],
   ] as const) {
@@ -130,6 +138,43 @@ test("ruffian trace writes a safetensors file whose tensors equal the engine's r
   const logits = file.tensors.get("logits")!;
   assert.deepEqual(logits.shape, [n, nVocab]);
   assert.deepEqual(logits.data.subarray((n - 1) * nVocab), engine.logits(0));
+});
+
+/** llama.cpp's RoPE for llama models (adjacent pairs rotated by pos × base^(-2i/nRot)). */
+function rope(k: Float32Array, pos: number, base: number, nRot: number): Float64Array {
+  const out = Float64Array.from(k);
+  for (let i = 0; i < nRot; i += 2) {
+    const theta = pos * Math.pow(base, -i / nRot);
+    const [x, y] = [k[i]!, k[i + 1]!];
+    out[i] = x * Math.cos(theta) - y * Math.sin(theta);
+    out[i + 1] = x * Math.sin(theta) + y * Math.cos(theta);
+  }
+  return out;
+}
+
+test("blocks.L.attn.hook_k holds the keys before RoPE: rotating them gives hook_rot_k", () => {
+  // The prompt's decode and then single tokens: the graph is split differently in the two.
+  const prompt = recordPrompt();
+  for (const t of engine.tokenize(" a little dog", { addSpecial: false }))
+    engine.decode([{ seq: 0, tokens: [t] }]);
+  const { nLayer, nHeadKv, headDim } = engine.capabilities;
+  const base = Number(engine.metadata("llama.rope.freq_base") ?? 10000);
+  const nRot = Number(engine.metadata("llama.rope.dimension_count") ?? headDim);
+  let differing = 0;
+  for (let l = 0; l < nLayer; l++)
+    for (let pos = 0; pos < engine.length(0); pos++)
+      for (let h = 0; h < nHeadKv; h++) {
+        const before = engine.kv(0, l, h, pos, "k_pre_rope");
+        const after = engine.kv(0, l, h, pos, "k")!;
+        assert.ok(before, `layer ${l} position ${pos} head ${h} recorded`);
+        if (pos === 0) assert.deepEqual(before, after, "RoPE at position 0 is the identity");
+        const rotated = rope(before, pos, base, nRot);
+        for (let d = 0; d < headDim; d++)
+          assert.ok(Math.abs(rotated[d]! - after[d]!) <= 1e-4, `l${l} p${pos} h${h} d${d}`);
+        if (before.some((x, d) => Math.abs(x - after[d]!) > 1e-3)) differing++;
+      }
+  assert.ok(engine.length(0) > prompt.length);
+  assert.ok(differing > nLayer * nHeadKv, "keys after position 0 are really rotated");
 });
 
 test("the logit lens at the last layer equals the model's real logits", () => {

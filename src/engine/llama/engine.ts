@@ -8,6 +8,7 @@ import { defaultThreadCount } from "../threads.js";
 import type {
   EngineCounters,
   Capabilities,
+  KvKind,
   ChatMessage,
   DecodeItem,
   Engine,
@@ -22,7 +23,7 @@ import type {
 import { LLAMA_FLASH_ATTN_TYPE_DISABLED } from "./abi.js";
 import { loadLlamaLibrary, takeRecentLog, type DeviceChoice, type LlamaApi } from "./library.js";
 import { ObservationBudget, SequenceRecordings, type ModelShape } from "./recordings.js";
-import { llamaVectorData } from "../../steer/control-vector.js";
+import { ControlVectors, type NativeVectorCounters } from "./control-vectors.js";
 import { GraphTap, type BatchLayout, type CapturedTensor, type PendingSteer } from "./tap.js";
 
 export interface LlamaEngineOptions {
@@ -170,14 +171,8 @@ export class LlamaEngine implements Engine {
   private readonly recordings = new Map<number, SequenceRecordings>();
   private readonly lengths: Int32Array;
   private steering: PendingSteer[] = [];
-  /** Control vectors applied through the graph tap, per sequence (persistent edits). */
-  private readonly vectorSteers = new Map<number, PendingSteer[]>();
-  /** Whether llama.cpp's own control vector (llama_set_adapter_cvec) is set on the context. */
-  private nativeVector = false;
-  /** The sequence whose setControlVector put llama.cpp's vector in place (undefined: global). */
-  private nativeOwner: number | undefined;
-  /** The control vector of each sequence, as given to setControlVector. */
-  private readonly vectorOf = new Map<number, ReadonlyMap<number, Float32Array>>();
+  /** The context-wide control vector and each sequence's own. */
+  private readonly vectors: ControlVectors;
   /** Logits copied aside by lookahead(), served by logits() until the next decode. */
   private readonly restoredLogits = new Map<number, Float32Array>();
   /** Batch index of each sequence's logits row in the last llama_decode. */
@@ -277,6 +272,7 @@ export class LlamaEngine implements Engine {
       );
     this.ctx = ctx;
     this.mem = api.llama_get_memory(ctx);
+    this.vectors = new ControlVectors(api, () => this.ctx, nEmbd, nLayer);
 
     const batch = batchSize;
     const alloc = (type: string, count: number): bigint => {
@@ -528,15 +524,8 @@ export class LlamaEngine implements Engine {
     const batchSize = this.capabilities.batchSize;
     const steering = this.steering;
     this.steering = steering.filter((s) => s.persistent);
-    const vectors = [...this.vectorSteers.values()].flat();
     try {
-      this.runAll(
-        items,
-        rows,
-        finals,
-        vectors.length ? steering.concat(vectors) : steering,
-        batchSize,
-      );
+      this.runAll(items, rows, finals, steering, batchSize);
     } finally {
       this.tap?.captureNames.clear();
     }
@@ -581,6 +570,8 @@ export class LlamaEngine implements Engine {
     this.batchStruct.n_tokens = n;
     this.logitRows.clear();
     this.restoredLogits.clear();
+    const vectorEdits = this.vectors.plan(this.batchSeq, n);
+    const findVectorTensors = this.vectors.wantsTensors;
     if (this.tap) {
       const layout: BatchLayout = {
         n,
@@ -588,7 +579,11 @@ export class LlamaEngine implements Engine {
         pos: this.batchPos.slice(0, n),
         outputs,
       };
-      this.tap.begin(layout, steering);
+      this.tap.begin(
+        layout,
+        vectorEdits.length ? steering.concat(vectorEdits) : steering,
+        findVectorTensors,
+      );
     }
     let rc: number;
     try {
@@ -610,6 +605,7 @@ export class LlamaEngine implements Engine {
     }
     this.lengths.set(next);
     for (const i of outputs) this.logitRows.set(rows[i]!.seq, i);
+    if (findVectorTensors && this.tap) this.vectors.foundTensors(this.tap.vectorTensors);
     const error = this.tap?.error;
     if (error !== undefined)
       throw new EngineError(
@@ -721,7 +717,7 @@ export class LlamaEngine implements Engine {
     layer: number,
     headKv: number,
     pos: number,
-    kind: "k" | "v",
+    kind: KvKind,
   ): Float32Array | undefined {
     this.checkSeq(seq);
     this.checkLayer(layer);
@@ -729,7 +725,8 @@ export class LlamaEngine implements Engine {
     if (!Number.isInteger(headKv) || headKv < 0 || headKv >= nHeadKv)
       throw new EngineError("argument", `KV head ${headKv} out of range 0..${nHeadKv - 1}`);
     const rec = this.recordings.get(seq);
-    const row = (kind === "k" ? rec?.keys : rec?.values)?.[layer]!.read(pos);
+    const table = kind === "k" ? rec?.keys : kind === "v" ? rec?.values : rec?.keysPreRope;
+    const row = table?.[layer]!.read(pos);
     return row?.subarray(headKv * headDim, (headKv + 1) * headDim);
   }
 
@@ -778,7 +775,7 @@ export class LlamaEngine implements Engine {
   ): void {
     this.live();
     this.checkSeq(seq);
-    const { nEmbd, nLayer, maxSequences } = this.capabilities;
+    const { nEmbd, maxSequences } = this.capabilities;
     if (layers) {
       for (const [layer, v] of layers) {
         this.checkLayer(layer);
@@ -789,63 +786,38 @@ export class LlamaEngine implements Engine {
           );
       }
     }
-    this.vectorSteers.delete(seq);
-    if (layers) this.vectorOf.set(seq, new Map(layers));
-    else this.vectorOf.delete(seq);
-    // llama.cpp's control vector is context-wide and has no layer 0, so it serves only a
-    // single-sequence context; it costs one ggml_add per layer instead of a graph split.
-    const native =
-      options.via !== "tap" && !!layers && layers.size > 0 && maxSequences === 1 && !layers.has(0);
-    if (native) {
-      const { data, ilStart, ilEnd } = llamaVectorData(layers, nEmbd, nLayer);
-      this.nativeControlVector(data, ilStart, ilEnd);
-      this.nativeOwner = seq;
-      return;
-    }
-    // A context-wide vector set with nativeControlVector() stays; this sequence's own goes.
-    if (this.nativeVector && this.nativeOwner === seq) this.nativeControlVector(null);
-    if (!layers || layers.size === 0) return;
-    if (!this.tap) throw new EngineError("observer", "this engine was opened with glassBox: false");
-    this.vectorSteers.set(
-      seq,
-      [...layers].map(([layer, v]) => ({
-        layer,
-        edit: { add: Float32Array.from(v) },
-        seq,
-        persistent: true,
-      })),
-    );
+    const tapOnly = options.via === "tap";
+    // Without the tap only llama.cpp's context-wide vector is there: one sequence, layers >= 1.
+    if (!this.tap && layers && (maxSequences > 1 || layers.has(0) || tapOnly))
+      throw new EngineError("observer", "this engine was opened with glassBox: false");
+    this.vectors.set(seq, layers, tapOnly);
   }
 
   controlVectorOf(seq: number): ReadonlyMap<number, Float32Array> | null {
     this.checkSeq(seq);
-    return this.vectorOf.get(seq) ?? null;
+    return this.vectors.of(seq);
   }
 
   /**
-   * llama.cpp's llama_set_adapter_cvec (formerly llama_apply_adapter_cvec): `data` holds nEmbd
-   * floats per layer starting at layer 1, applied to layers ilStart..ilEnd of every sequence;
-   * null clears it.
+   * llama.cpp's llama_set_adapter_cvec (formerly llama_apply_adapter_cvec) for every sequence:
+   * `data` holds nEmbd floats per layer starting at layer 1, applied to layers ilStart..ilEnd;
+   * null clears it. Sequences' own vectors (setControlVector) add to it.
    */
   nativeControlVector(data: Float32Array | null, ilStart = 1, ilEnd = this.shape.nLayer - 1): void {
     this.live();
-    const rc = data
-      ? this.api.llama_set_adapter_cvec(
-          this.ctx,
-          data,
-          data.length,
-          this.shape.nEmbd,
-          ilStart,
-          ilEnd,
-        )
-      : this.api.llama_set_adapter_cvec(this.ctx, null, 0, this.shape.nEmbd, -1, -1);
-    if (rc !== 0)
+    const { nEmbd, nLayer } = this.shape;
+    if (data && (data.length % nEmbd !== 0 || ilStart < 1 || ilEnd >= nLayer || ilStart > ilEnd))
       throw new EngineError(
         "argument",
-        `llama.cpp refused the control vector: ${takeRecentLog() || `code ${rc}`}`,
+        `control vector data of ${data.length} values for layers ${ilStart}..${ilEnd} does not fit ` +
+          `a model with hidden size ${nEmbd} and ${nLayer} layers`,
       );
-    this.nativeVector = data !== null;
-    this.nativeOwner = undefined;
+    this.vectors.setBase(data, ilStart, ilEnd);
+  }
+
+  /** How often llama.cpp's control vector was (re)installed and rewritten in place. */
+  controlVectorCounters(): NativeVectorCounters {
+    return { ...this.vectors.counters };
   }
 
   lookahead(

@@ -123,7 +123,9 @@ export interface ModelShape {
 export class SequenceRecordings {
   readonly hidden: RowTable[];
   readonly finalNorm: RowTable;
+  /** Keys after RoPE (as the KV cache holds them) and before. */
   readonly keys: RowTable[];
+  readonly keysPreRope: RowTable[];
   readonly values: RowTable[];
   readonly attention: AttentionTable[];
 
@@ -132,18 +134,22 @@ export class SequenceRecordings {
     this.hidden = layers.map(() => new RowTable(shape.nEmbd, budget));
     this.finalNorm = new RowTable(shape.nEmbd, budget);
     this.keys = layers.map(() => new RowTable(shape.nEmbdKv, budget));
+    this.keysPreRope = layers.map(() => new RowTable(shape.nEmbdKv, budget));
     this.values = layers.map(() => new RowTable(shape.nEmbdKv, budget));
     this.attention = layers.map(() => new AttentionTable(shape.nHead, budget));
   }
 
+  private rowTables(): RowTable[] {
+    return [...this.hidden, this.finalNorm, ...this.keys, ...this.keysPreRope, ...this.values];
+  }
+
   truncate(length: number): void {
-    for (const t of [...this.hidden, this.finalNorm, ...this.keys, ...this.values])
-      t.truncate(length);
+    for (const t of this.rowTables()) t.truncate(length);
     for (const a of this.attention) a.truncate(length);
   }
 
   release(): void {
-    for (const t of [...this.hidden, this.finalNorm, ...this.keys, ...this.values]) t.release();
+    for (const t of this.rowTables()) t.release();
     for (const a of this.attention) a.truncate(0);
   }
 }

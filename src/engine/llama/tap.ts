@@ -3,6 +3,8 @@
 import koffi from "koffi";
 import type { LlamaApi } from "./library.js";
 import {
+  GGML_OP_ADD,
+  GGML_OP_NONE,
   GGML_OP_RESHAPE,
   GGML_OP_ROPE,
   GGML_OP_SET_ROWS,
@@ -15,10 +17,18 @@ import type { ModelShape, SequenceRecordings } from "./recordings.js";
 import type { ObserveOptions, SteerEdit } from "../types.js";
 
 const OFF = ggmlTensorLayout.offsets;
-const NAME = BigInt(OFF.name);
-const OP = BigInt(OFF.op);
 const NE = BigInt(OFF.ne);
 const SRC1 = BigInt(OFF.src + 8);
+// Word indices into a view of one ggml_tensor struct (32-bit words; 64-bit ones for pointers).
+const W_TYPE = OFF.type / 4;
+const W_NE = OFF.ne / 4;
+const W_OP = OFF.op / 4;
+const W_NAME = OFF.name / 4;
+const Q_SRC0 = OFF.src / 8;
+const Q_SRC1 = OFF.src / 8 + 1;
+const Q_DATA = OFF.data / 8;
+/** ggml_tensor.name is 64 bytes: all of it is compared to tell a cached node from a new one. */
+const NAME_WORDS = 16;
 
 /** One llama_decode call: which sequence and position each batch row is, and which rows output. */
 export interface BatchLayout {
@@ -40,7 +50,10 @@ const enum Kind {
   None,
   Hidden,
   Attention,
+  /** Keys after RoPE (the ROPE node `Kcur-L`). */
   Key,
+  /** Keys before RoPE: the 3-D `Kcur-L` reshape, or `Kcur_normed-L` in models with a K norm. */
+  KeyPreRope,
   Value,
   FinalNorm,
   CellStore,
@@ -49,7 +62,19 @@ const enum Kind {
 interface Classified {
   kind: Kind;
   layer: number;
-  name?: string;
+}
+
+/**
+ * A graph node seen before, by address: llama.cpp reuses its graph from decode to decode, so
+ * the callback (which runs for every node) finds most nodes here and reads their fields
+ * through a view instead of decoding the name through koffi each time.
+ */
+interface NodeInfo extends Classified {
+  words: Int32Array;
+  quads: BigUint64Array;
+  op: number;
+  nameWords: Int32Array;
+  name: string;
 }
 
 /** A copy of one graph node's F32 data, shape as ggml's ne[] (innermost first). */
@@ -60,7 +85,16 @@ export interface CapturedTensor {
 
 const NONE: Classified = { kind: Kind.None, layer: -1 };
 
-function classify(name: string): Classified {
+interface RowWriter {
+  write(pos: number, src: Float32Array, off: number): void;
+}
+
+function sameName(n: NodeInfo): boolean {
+  for (let i = 0; i < NAME_WORDS; i++) if (n.words[W_NAME + i] !== n.nameWords[i]) return false;
+  return true;
+}
+
+function classify(name: string, op: number): Classified {
   const dash = name.lastIndexOf("-");
   if (dash > 0) {
     const layer = Number(name.slice(dash + 1));
@@ -70,16 +104,21 @@ function classify(name: string): Classified {
           return { kind: Kind.Hidden, layer };
         case "kq_soft_max":
           return { kind: Kind.Attention, layer };
+        // Kcur-L names the projection, its 3-D reshape and the RoPE node alike.
         case "Kcur":
-          return { kind: Kind.Key, layer };
+          if (op === GGML_OP_ROPE) return { kind: Kind.Key, layer };
+          return op === GGML_OP_RESHAPE ? { kind: Kind.KeyPreRope, layer } : NONE;
+        case "Kcur_normed":
+          return { kind: Kind.KeyPreRope, layer };
         case "Vcur":
-          return { kind: Kind.Value, layer };
+          return op === GGML_OP_RESHAPE ? { kind: Kind.Value, layer } : NONE;
       }
     }
   }
   if (name === "result_norm") return { kind: Kind.FinalNorm, layer: -1 };
   // The K-cache store of layer 0: its index input says which KV cell each batch row went to.
-  if (name === "cache_k_l0 (view)") return { kind: Kind.CellStore, layer: 0 };
+  if (name === "cache_k_l0 (view)" && op === GGML_OP_SET_ROWS)
+    return { kind: Kind.CellStore, layer: 0 };
   return NONE;
 }
 
@@ -98,7 +137,13 @@ export class GraphTap {
   private anyWanted = false;
   private cellsBySeq: Map<number, { cells: number[]; pos: number[] }> | undefined;
   private cellsBySeqWidth = 0;
-  private readonly names = new Map<string, Classified>();
+  private readonly nodes = new Map<bigint, NodeInfo>();
+  /**
+   * Per layer: whether the keys before RoPE can be read from the RoPE node's input when it is
+   * observed (true once seen not to be computed in place) instead of splitting the graph at
+   * the reshape before it.
+   */
+  private readonly preRopeAtRope: (boolean | undefined)[] = [];
   private scratch = new Float32Array(4096);
   private indexScratch = new BigInt64Array(512);
   private index32Scratch = new Int32Array(512);
@@ -108,6 +153,10 @@ export class GraphTap {
   /** Node names to copy out during the next decode (tests, exploration), and what was copied. */
   captureNames = new Set<string>();
   readonly captures = new Map<string, CapturedTensor>();
+  /** Whether to look for llama.cpp's control-vector tensors during the next decode. */
+  private findVectorTensors = false;
+  /** The direction tensor added to `l_out-L`, by layer, as found during the last decode. */
+  readonly vectorTensors = new Map<number, bigint>();
   /** The first exception caught inside the callback during the current decode. */
   error: unknown = undefined;
   readonly pointer: bigint;
@@ -130,8 +179,11 @@ export class GraphTap {
     );
   }
 
-  /** Called right before llama_decode with the rows of this batch and the edits to apply. */
-  begin(batch: BatchLayout, steering: PendingSteer[]): void {
+  /**
+   * Called right before llama_decode with the rows of this batch, the edits to apply, and
+   * whether to report llama.cpp's control-vector tensors (vectorTensors).
+   */
+  begin(batch: BatchLayout, steering: PendingSteer[], findVectorTensors = false): void {
     this.batch = batch;
     this.error = undefined;
     this.cellsSeen = false;
@@ -142,6 +194,8 @@ export class GraphTap {
       list.push(s);
       this.steerByLayer.set(s.layer, list);
     }
+    this.findVectorTensors = findVectorTensors;
+    this.vectorTensors.clear();
     const f = this.flags;
     this.anyWanted =
       f.hidden ||
@@ -149,6 +203,7 @@ export class GraphTap {
       f.kv ||
       f.finalNorm ||
       steering.length > 0 ||
+      findVectorTensors ||
       this.captureNames.size > 0;
     this.captures.clear();
     this.scanning = true;
@@ -178,28 +233,57 @@ export class GraphTap {
     }
   }
 
-  private classifyNode(t: bigint): Classified {
-    const name = koffi.decode.string(t + NAME);
-    let c = this.names.get(name);
-    if (!c) {
-      c = { ...classify(name), name };
-      this.names.set(name, c);
-    }
-    return c;
+  /** The node at `t`, from the cache when the same node (op and name) is still there. */
+  private node(t: bigint): NodeInfo {
+    const known = this.nodes.get(t);
+    if (known && known.words[W_OP] === known.op && sameName(known)) return known;
+    const buffer = known ? known.words.buffer : koffi.view(t, ggmlTensorLayout.size);
+    const words = new Int32Array(buffer);
+    const name = koffi.decode.string(t + BigInt(OFF.name));
+    const op = words[W_OP]!;
+    if (this.nodes.size > 65536) this.nodes.clear();
+    const info: NodeInfo = {
+      ...classify(name, op),
+      words,
+      quads: new BigUint64Array(buffer),
+      op,
+      nameWords: words.slice(W_NAME, W_NAME + NAME_WORDS),
+      name,
+    };
+    this.nodes.set(t, info);
+    return info;
   }
 
   private ask(t: bigint): boolean {
-    const c = this.classifyNode(t);
-    if (c.kind === Kind.CellStore && koffi.decode.int32(t + OP) === GGML_OP_SET_ROWS) {
+    const c = this.node(t);
+    if (c.kind === Kind.CellStore) {
       if (!this.cellsReadableWhenAsked) return true;
       this.cellsFound(t);
     }
-    if (this.captureNames.size > 0 && this.captureNames.has(c.name!)) return true;
-    return this.wants(c, t);
+    if (this.findVectorTensors && c.kind === Kind.Hidden && c.op === GGML_OP_ADD)
+      this.noteVectorTensor(c);
+    if (this.captureNames.size > 0 && this.captureNames.has(c.name)) return true;
+    return this.wants(c);
+  }
+
+  /** llama.cpp's control vector is `l_out-L = ggml_add(ffn_out, direction)`: a 1-D F32 leaf. */
+  private noteVectorTensor(c: NodeInfo): void {
+    const src1 = c.quads[Q_SRC1]!;
+    if (src1 === 0n) return;
+    const w = new Int32Array(koffi.view(src1, ggmlTensorLayout.size));
+    if (
+      w[W_TYPE] === GGML_TYPE_F32 &&
+      w[W_OP] === GGML_OP_NONE &&
+      w[W_NE] === this.shape.nEmbd &&
+      w[W_NE + 2] === 1 &&
+      w[W_NE + 4] === 1 &&
+      w[W_NE + 6] === 1
+    )
+      this.vectorTensors.set(c.layer, src1);
   }
 
   /** Whether the current flags and edits need this node (cell stores are handled apart). */
-  private wants(c: Classified, t: bigint): boolean {
+  private wants(c: Classified): boolean {
     const f = this.flags;
     switch (c.kind) {
       case Kind.Hidden:
@@ -207,9 +291,10 @@ export class GraphTap {
       case Kind.Attention:
         return f.attention;
       case Kind.Key:
-        return f.kv && koffi.decode.int32(t + OP) === GGML_OP_ROPE;
       case Kind.Value:
-        return f.kv && koffi.decode.int32(t + OP) === GGML_OP_RESHAPE;
+        return f.kv;
+      case Kind.KeyPreRope:
+        return f.kv && this.preRopeAtRope[c.layer] !== true;
       case Kind.FinalNorm:
         return f.finalNorm;
       default:
@@ -218,40 +303,45 @@ export class GraphTap {
   }
 
   private observe(t: bigint): boolean {
-    const c = this.classifyNode(t);
+    const c = this.node(t);
     const batch = this.batch;
     if (!batch) return true;
     if (c.kind === Kind.CellStore && !this.cellsReadableWhenAsked) {
       this.cellsFound(t);
       return true;
     }
-    if (koffi.decode.int32(t) !== GGML_TYPE_F32 || !this.api.ggml_is_contiguous(t)) return true;
-    const ne0 = Number(koffi.decode.int64(t + NE));
-    const ne1 = Number(koffi.decode.int64(t + NE + 8n));
-    const ne2 = Number(koffi.decode.int64(t + NE + 16n));
-    const ne3 = Number(koffi.decode.int64(t + NE + 24n));
-    const count = ne0 * ne1 * ne2 * ne3;
-    const data = this.read(t, count);
-    const captured = this.captureNames.size > 0 && this.captureNames.has(c.name!);
-    if (this.wants(c, t)) this.handle(c, data, batch, [ne0, ne1, ne2], t, count);
+    const tensor = this.readTensor(t, c.words);
+    if (!tensor) return true;
+    const captured = this.captureNames.size > 0 && this.captureNames.has(c.name);
+    if (this.wants(c)) this.handle(c, tensor, batch, t);
     // Repeated names (Qcur-N: matmul, reshape, RoPE) keep the last occurrence; a captured
     // l_out-N shows the data after steering.
     if (captured)
-      this.captures.set(c.name!, { ne: [ne0, ne1, ne2, ne3], data: data.slice(0, count) });
+      this.captures.set(c.name, { ne: tensor.ne, data: tensor.data.slice(0, tensor.count) });
     return true;
   }
 
-  private handle(
-    c: Classified,
-    data: Float32Array,
-    batch: BatchLayout,
-    [ne0, ne1, ne2]: number[],
+  /** The F32 data of a contiguous tensor (in the shared scratch buffer), or undefined. */
+  private readTensor(
     t: bigint,
-    count: number,
+    words: Int32Array,
+  ): { data: Float32Array; ne: number[]; count: number } | undefined {
+    if (words[W_TYPE] !== GGML_TYPE_F32 || !this.api.ggml_is_contiguous(t)) return undefined;
+    // ne[] are int64; the high words of real sizes are zero.
+    const ne = [words[W_NE]!, words[W_NE + 2]!, words[W_NE + 4]!, words[W_NE + 6]!];
+    const count = ne[0]! * ne[1]! * ne[2]! * ne[3]!;
+    return { data: this.read(t, count), ne, count };
+  }
+
+  private handle(
+    c: NodeInfo,
+    { data, ne: [ne0, ne1, ne2], count }: { data: Float32Array; ne: number[]; count: number },
+    batch: BatchLayout,
+    t: bigint,
   ): void {
     switch (c.kind) {
       case Kind.Hidden: {
-        const rows = this.rowMap(batch, ne1);
+        const rows = this.rowMap(batch, ne1!);
         if (!rows || ne0 !== this.shape.nEmbd) return;
         const edits = this.steerByLayer.get(c.layer);
         if (edits) {
@@ -262,30 +352,60 @@ export class GraphTap {
         return;
       }
       case Kind.FinalNorm: {
-        const rows = this.rowMap(batch, ne1);
+        const rows = this.rowMap(batch, ne1!);
         if (rows && ne0 === this.shape.nEmbd)
           this.recordRows(data, rows, batch, ne0, (r) => r.finalNorm);
         return;
       }
       case Kind.Key:
-      case Kind.Value: {
-        // [headDim, nHeadKv, nTokens]
-        const width = ne0 * ne1;
-        const rows = this.rowMap(batch, ne2);
-        if (!rows || width !== this.shape.nEmbdKv) return;
-        const layer = c.layer;
-        this.recordRows(data, rows, batch, width, (r) =>
-          c.kind === Kind.Key ? r.keys[layer] : r.values[layer],
-        );
+        this.recordKeysOrValues(data, ne0!, ne1!, ne2!, batch, (r) => r.keys[c.layer]);
+        this.keysBeforeRope(c, batch);
         return;
-      }
+      case Kind.KeyPreRope:
+        this.recordKeysOrValues(data, ne0!, ne1!, ne2!, batch, (r) => r.keysPreRope[c.layer]);
+        return;
+      case Kind.Value:
+        this.recordKeysOrValues(data, ne0!, ne1!, ne2!, batch, (r) => r.values[c.layer]);
+        return;
       case Kind.Attention:
         // [nKv cells, nTokens, nHead]
         if (ne1 === batch.n && ne2 === this.shape.nHead && this.cellsSeen)
-          this.recordAttention(data, batch, c.layer, ne0);
+          this.recordAttention(data, batch, c.layer, ne0!);
         return;
     }
     return;
+  }
+
+  /** K or V rows, [headDim, nHeadKv, nTokens]. */
+  private recordKeysOrValues(
+    data: Float32Array,
+    ne0: number,
+    ne1: number,
+    ne2: number,
+    batch: BatchLayout,
+    table: (r: SequenceRecordings) => RowWriter | undefined,
+  ): void {
+    const width = ne0 * ne1;
+    const rows = this.rowMap(batch, ne2);
+    if (rows && width === this.shape.nEmbdKv) this.recordRows(data, rows, batch, width, table);
+  }
+
+  /**
+   * At the RoPE node, its input still holds the keys before RoPE unless RoPE was computed in
+   * place; then they are read here and the split before RoPE is dropped for this layer. When
+   * it is in place, later decodes split at the input instead.
+   */
+  private keysBeforeRope(rope: NodeInfo, batch: BatchLayout): void {
+    const src0 = rope.quads[Q_SRC0]!;
+    if (src0 === 0n) return;
+    const input = this.node(src0);
+    const inPlace = input.quads[Q_DATA] === rope.quads[Q_DATA];
+    this.preRopeAtRope[rope.layer] = !inPlace;
+    if (inPlace) return;
+    const tensor = this.readTensor(src0, input.words);
+    if (!tensor) return;
+    const [ne0, ne1, ne2] = tensor.ne;
+    this.recordKeysOrValues(tensor.data, ne0!, ne1!, ne2!, batch, (r) => r.keysPreRope[rope.layer]);
   }
 
   private cellsFound(t: bigint): void {
@@ -313,9 +433,7 @@ export class GraphTap {
     rows: ArrayLike<number>,
     batch: BatchLayout,
     width: number,
-    table: (
-      r: SequenceRecordings,
-    ) => { write(pos: number, src: Float32Array, off: number): void } | undefined,
+    table: (r: SequenceRecordings) => RowWriter | undefined,
   ): void {
     for (let r = 0; r < rows.length; r++) {
       const i = rows[r]!;
