@@ -1,8 +1,9 @@
-// Cost of steering on stories260K, each against its peer without steering measured in the same
-// run (rounds interleaved, median): per decode step with a control vector (llama.cpp's own
-// llama_set_adapter_cvec, and our per-sequence graph-tap application), per generated token in
-// the decode loop with --control-vector and with a steering hook; then `trace` time and bytes
-// per layer. `npm run build && node dist/bench/steer.js [steps] [rounds]`
+// Cost of steering on stories260K, each configuration against its peer without steering measured
+// in the same run (rounds interleaved, median): per decode step with a control vector (held,
+// changed every step, and in a batch mixing steered and unsteered sequences, which needs the
+// graph tap), per generated token in the decode loop with --control-vector and with steering
+// hooks; then `trace` time and bytes per layer.
+// `npm run build && node dist/bench/steer.js [steps] [rounds]`
 import { openEngine, type LlamaEngine } from "../src/engine/open.js";
 import { DecodeLoop, type GenerationRequest } from "../src/decode/loop.js";
 import { storiesModelPath } from "../src/paths.js";
@@ -33,35 +34,47 @@ interface Timing {
   cpu: number;
 }
 
-/** ms per decode step (one token, logits read, greedy), wall and process CPU. */
-function decodeSteps(engine: LlamaEngine): Timing {
+const greedy = (l: Float32Array) => {
+  let best = 0;
+  for (let j = 1; j < l.length; j++) if (l[j]! > l[best]!) best = j;
+  return best;
+};
+
+/**
+ * ms per decode step (one token per sequence in `seqs`, logits read, greedy), wall and process
+ * CPU; `beforeStep` may change the steering between steps.
+ */
+function decodeSteps(
+  engine: LlamaEngine,
+  seqs: number[],
+  beforeStep: (step: number) => void = () => {},
+): Timing {
   const tokens = engine.tokenize(prompt, { addSpecial: true });
-  engine.truncate(0, 0);
-  engine.decode([{ seq: 0, tokens }]);
+  for (const seq of seqs) engine.truncate(seq, 0);
+  engine.decode(seqs.map((seq) => ({ seq, tokens })));
   const c0 = process.cpuUsage();
   const t0 = performance.now();
   for (let i = 0; i < steps; i++) {
-    const l = engine.logits(0);
-    let best = 0;
-    for (let j = 1; j < l.length; j++) if (l[j]! > l[best]!) best = j;
-    engine.decode([{ seq: 0, tokens: [best] }]);
+    beforeStep(i);
+    engine.decode(seqs.map((seq) => ({ seq, tokens: [greedy(engine.logits(seq))] })));
   }
   const wall = (performance.now() - t0) / steps;
   const c = process.cpuUsage(c0);
   return { wall, cpu: (c.user + c.system) / 1000 / steps };
 }
 
-/** ms per sampled token through the decode loop. */
+/** ms per sampled token through the decode loop (all requests' tokens together). */
 async function loopTokens(
   engine: LlamaEngine,
-  request: Partial<GenerationRequest>,
+  requests: Partial<GenerationRequest>[],
 ): Promise<Timing> {
   let first = 0;
   let last = 0;
   let n = 0;
   let c0 = process.cpuUsage();
   const loop = new DecodeLoop(engine, { observe: {} });
-  for await (const ev of loop.run([{ prompt, maxTokens: steps + 1, ...request }])) {
+  const all = requests.map((r, seq) => ({ prompt, maxTokens: steps + 1, seq, ...r }));
+  for await (const ev of loop.run(all)) {
     if (ev.type !== "token") continue;
     if (n === 0) {
       first = performance.now();
@@ -82,12 +95,19 @@ function row(name: string, t: Timing[], peer: Timing[]): string {
   return `| ${name} | ${w.toFixed(3)} | ${(w / pw).toFixed(3)} | ${c.toFixed(3)} | ${(c / pc).toFixed(3)} |`;
 }
 
-const one = await openEngine(storiesModelPath, { device: "cpu", sequences: 1 });
-const two = await openEngine(storiesModelPath, { device: "cpu", sequences: 2 });
-const cv = vector(one.capabilities.nEmbd);
+// Peers run on engines that never see a vector, so nothing left installed by a steered run
+// (llama.cpp's vector stays in the graph, zeroed, for a while after its last use) reaches them.
+const open = (sequences: number) => openEngine(storiesModelPath, { device: "cpu", sequences });
+const peer1 = await open(1);
+const steer1 = await open(1);
+const peer2 = await open(2);
+const steer2 = await open(2);
+const engines = [peer1, steer1, peer2, steer2];
+for (const e of engines)
+  e.observe({ hidden: false, attention: false, kv: false, finalNorm: false });
+const cv = vector(peer1.capabilities.nEmbd);
 const scaled = scaledDirections(cv, 1);
-one.observe({ hidden: false, attention: false, kv: false, finalNorm: false });
-two.observe({ hidden: false, attention: false, kv: false, finalNorm: false });
+const halved = scaledDirections(cv, 0.5);
 
 const r: Record<string, Timing[]> = {};
 const add = (k: string, t: Timing) => (r[k] ??= []).push(t);
@@ -96,85 +116,78 @@ const vectors = new Map([["v", cv]]);
 const steeringHook = `int v;
 void steer(int step) { if (vocab_entropy() > 1500) cvec_apply(v, 1000); else cvec_clear(); }
 int main() { v = cvec_load("v"); hook_set("steer", 100000); return 0; }`;
-// Keeps one vector applied from a hook every token (the engine is only touched once).
-const holdHook = `int v;
-void steer(int step) { cvec_apply(v, 1000); }
+// Changes the vector's scale at every token, the worst case for llama.cpp's vector.
+const alternateHook = `int v;
+void steer(int step) { cvec_apply(v, step % 2 ? 1000 : 500); }
 int main() { v = cvec_load("v"); hook_set("steer", 100000); return 0; }`;
 const emptyHook = `void steer(int step) { }
 int main() { hook_set("steer", 100000); return 0; }`;
+const installsBefore = steer1.controlVectorCounters().installs;
 for (let round = 0; round < rounds; round++) {
-  one.setControlVector(0, null);
-  add("step none (1 seq)", decodeSteps(one));
-  one.setControlVector(0, scaled);
-  add("step native cvec", decodeSteps(one));
-  one.setControlVector(0, null);
-  two.setControlVector(0, null);
-  add("step none (2 seq)", decodeSteps(two));
-  two.setControlVector(0, scaled);
-  add("step tap cvec", decodeSteps(two));
-  two.setControlVector(0, null);
+  add("step none (1 seq)", decodeSteps(peer1, [0]));
+  steer1.setControlVector(0, scaled);
+  add("step vector held", decodeSteps(steer1, [0]));
+  add(
+    "step vector changed every step",
+    decodeSteps(steer1, [0], (i) => steer1.setControlVector(0, i % 2 ? scaled : halved)),
+  );
+  steer1.setControlVector(0, null);
+  add("step none (2 seq)", decodeSteps(peer2, [0, 1]));
+  steer2.setControlVector(0, scaled);
+  add("step mixed batch (tap)", decodeSteps(steer2, [0, 1]));
+  steer2.setControlVector(1, scaled);
+  add("step shared vector (2 seq)", decodeSteps(steer2, [0, 1]));
+  steer2.setControlVector(0, null);
+  steer2.setControlVector(1, null);
 
-  add("loop none", await loopTokens(one, {}));
-  one.setControlVector(0, scaled);
-  add("loop --control-vector", await loopTokens(one, {}));
-  one.setControlVector(0, null);
-  add("loop empty hook", await loopTokens(one, { hook: emptyHook }));
-  add("loop hold hook", await loopTokens(one, { hook: holdHook, vectors }));
-  add("loop entropy hook", await loopTokens(one, { hook: steeringHook, vectors }));
-  add("loop entropy hook (2 seq, tap)", await loopTokens(two, { hook: steeringHook, vectors }));
-  add("loop none (2 seq)", await loopTokens(two, {}));
+  add("loop none", await loopTokens(peer1, [{}]));
+  steer1.setControlVector(0, scaled);
+  add("loop --control-vector", await loopTokens(steer1, [{}]));
+  steer1.setControlVector(0, null);
+  add("loop empty hook", await loopTokens(peer1, [{ hook: emptyHook }]));
+  add("loop alternate hook", await loopTokens(steer1, [{ hook: alternateHook, vectors }]));
+  add("loop entropy hook", await loopTokens(steer1, [{ hook: steeringHook, vectors }]));
+  add("loop none (2 seq)", await loopTokens(peer2, [{}, {}]));
+  add(
+    "loop entropy hook (2 seq, tap)",
+    await loopTokens(steer2, [{ hook: steeringHook, vectors }, {}]),
+  );
 }
+const counters = steer1.controlVectorCounters();
 
 console.log(
-  `stories260K, ${steps} steps × ${rounds} rounds (median), threads ${one.capabilities.threads}, load ${loadavg()
+  `stories260K, ${steps} steps × ${rounds} rounds (median), threads ${peer1.capabilities.threads}, load ${loadavg()
     .map((x) => x.toFixed(2))
     .join(" ")}`,
 );
 console.log("\n| configuration | wall ms | × peer | CPU ms | × peer |\n|---|---:|---:|---:|---:|");
-console.log(row("decode step, no vector (peer)", r["step none (1 seq)"]!, r["step none (1 seq)"]!));
+const rows: [string, string, string][] = [
+  ["decode step, no vector (peer)", "step none (1 seq)", "step none (1 seq)"],
+  ["decode step, control vector held", "step vector held", "step none (1 seq)"],
+  ["decode step, vector changed every step", "step vector changed every step", "step none (1 seq)"],
+  ["decode step, 2 sequences, no vector (peer)", "step none (2 seq)", "step none (2 seq)"],
+  ["decode step, 2 sequences sharing a vector", "step shared vector (2 seq)", "step none (2 seq)"],
+  [
+    "decode step, 2 sequences, one steered (graph tap)",
+    "step mixed batch (tap)",
+    "step none (2 seq)",
+  ],
+  ["decode loop, no hook (peer)", "loop none", "loop none"],
+  ["decode loop, --control-vector", "loop --control-vector", "loop none"],
+  ["decode loop, empty hook every token", "loop empty hook", "loop none"],
+  ["decode loop, hook changing the vector every token", "loop alternate hook", "loop none"],
+  ["decode loop, hook toggling a vector by entropy", "loop entropy hook", "loop none"],
+  ["decode loop, 2 requests, no hook (peer)", "loop none (2 seq)", "loop none (2 seq)"],
+  [
+    "decode loop, 2 requests, one with the entropy hook (tap)",
+    "loop entropy hook (2 seq, tap)",
+    "loop none (2 seq)",
+  ],
+];
+for (const [name, k, peer] of rows) console.log(row(name, r[k]!, r[peer]!));
 console.log(
-  row(
-    "decode step, control vector via llama_set_adapter_cvec",
-    r["step native cvec"]!,
-    r["step none (1 seq)"]!,
-  ),
-);
-console.log(
-  row(
-    "decode step, 2-seq context, no vector (peer)",
-    r["step none (2 seq)"]!,
-    r["step none (2 seq)"]!,
-  ),
-);
-console.log(
-  row(
-    "decode step, 2-seq context, control vector via graph tap",
-    r["step tap cvec"]!,
-    r["step none (2 seq)"]!,
-  ),
-);
-console.log(row("decode loop, no hook (peer)", r["loop none"]!, r["loop none"]!));
-console.log(row("decode loop, --control-vector", r["loop --control-vector"]!, r["loop none"]!));
-console.log(row("decode loop, empty hook every token", r["loop empty hook"]!, r["loop none"]!));
-console.log(
-  row("decode loop, hook applying a vector every token", r["loop hold hook"]!, r["loop none"]!),
-);
-console.log(
-  row("decode loop, hook toggling a vector by entropy", r["loop entropy hook"]!, r["loop none"]!),
-);
-console.log(
-  row(
-    "decode loop, 2-seq context, no hook (peer)",
-    r["loop none (2 seq)"]!,
-    r["loop none (2 seq)"]!,
-  ),
-);
-console.log(
-  row(
-    "decode loop, 2-seq context, entropy hook via tap",
-    r["loop entropy hook (2 seq, tap)"]!,
-    r["loop none (2 seq)"]!,
-  ),
+  `\nllama.cpp's vector on the one-sequence engine: ${counters.installs - installsBefore} ` +
+    `(re)installs (each re-plans the graph), ${counters.inPlaceWrites} in-place rewrites`,
 );
 
 // ---- trace: time and bytes per layer ----
@@ -182,24 +195,24 @@ const long = Array.from(
   { length: 8 },
   () => "Once upon a time, there was a little girl named Lily.",
 ).join(" ");
-const tokens = one.tokenize(long, { addSpecial: true });
+const tokens = peer1.tokenize(long, { addSpecial: true });
 console.log(`\ntrace of ${tokens.length} positions (median of ${rounds}):\n`);
 console.log(
   "| hook points | tensors | ms | ms per layer | bytes | bytes per layer |\n|---|---:|---:|---:|---:|---:|",
 );
-const nLayer = one.capabilities.nLayer;
+const nLayer = peer1.capabilities.nLayer;
 for (const hooks of [
   "blocks.*.hook_resid_post",
   "blocks.*.attn.hook_pattern",
-  "blocks.*.attn.hook_rot_k,blocks.*.attn.hook_v",
+  "blocks.*.attn.hook_k,blocks.*.attn.hook_rot_k,blocks.*.attn.hook_v",
   "blocks.*.hook_resid_post,blocks.*.attn.*,ln_final.hook_normalized,logits",
 ]) {
-  const points = expandHookPoints(hooks, one.capabilities);
+  const points = expandHookPoints(hooks, peer1.capabilities);
   const times: number[] = [];
   let bytes = 0;
   for (let i = 0; i < rounds; i++) {
     const t0 = performance.now();
-    const tensors = traceTokens(one, tokens, points);
+    const tensors = traceTokens(peer1, tokens, points);
     times.push(performance.now() - t0);
     bytes = tensors.reduce((s, t) => s + t.data.byteLength, 0);
   }
@@ -208,5 +221,4 @@ for (const hooks of [
     `| \`${hooks}\` | ${points.length} | ${ms.toFixed(2)} | ${(ms / nLayer).toFixed(2)} | ${bytes} | ${Math.round(bytes / nLayer)} |`,
   );
 }
-one.dispose();
-two.dispose();
+for (const e of engines) e.dispose();

@@ -221,16 +221,15 @@ export class SequenceState implements IntrinsicHost {
     const a = this.appliedVector;
     if (a && a.id === id && a.scale === scale) return;
     this.touchVector();
-    // Through the graph tap: hooks toggle vectors per token, and each change of llama.cpp's own
-    // control vector makes its scheduler re-plan the graph.
+    // Per-token changes are cheap: the engine rewrites llama.cpp's vector in place.
     const directions = scaledDirections(this.options.vectors!.get(name)!, scale);
-    this.engine.setControlVector(this.seq, directions, { via: "tap" });
+    this.engine.setControlVector(this.seq, directions);
     this.appliedVector = { id, scale };
   }
   clearVector(): void {
     if (this.appliedVector === null) return;
     this.touchVector();
-    this.engine.setControlVector(this.seq, null, { via: "tap" });
+    this.engine.setControlVector(this.seq, null);
     this.appliedVector = null;
   }
   lookahead(token: number, steps: number, score: "entropy" | HookPoint): number {

@@ -214,6 +214,48 @@ test("scale 0 is bit-identical to no vector, through both application paths", ()
   }
 });
 
+test("a vector changed at every step is rewritten in place: one install, the tap's logits", async () => {
+  const schedule = [1, null, -1, 0.5, null, 1];
+  const tokens = nativeEngine.tokenize(SENTIMENT_PROMPT + " happy and sad and", {
+    addSpecial: true,
+  });
+  const prefix = tokens.length - schedule.length;
+  const run = (engine: LlamaEngine, seq: number, via: "auto" | "tap") => {
+    engine.truncate(seq, 0);
+    engine.setControlVector(seq, null);
+    engine.decode([{ seq, tokens: tokens.slice(0, prefix) }]);
+    return schedule.map((scale, i) => {
+      engine.setControlVector(seq, scale === null ? null : scaledDirections(meanDiff, scale), {
+        via,
+      });
+      engine.decode([{ seq, tokens: [tokens[prefix + i]!] }]);
+      return Float32Array.from(engine.logits(seq));
+    });
+  };
+  const before = nativeEngine.controlVectorCounters();
+  const inPlace = run(nativeEngine, 0, "auto");
+  const after = nativeEngine.controlVectorCounters();
+  const tap = run(tapEngine, 1, "tap");
+  nativeEngine.setControlVector(0, null);
+  tapEngine.setControlVector(1, null);
+  // Rounding differences of the two paths carry over through the KV cache from step to step
+  // (1.3e-5 by the last step); the vector itself moves logits by more than 0.05.
+  for (let i = 0; i < schedule.length; i++)
+    assert.ok(
+      maxAbsDiff(inPlace[i]!, tap[i]!) <= 1e-4,
+      `step ${i}: ${maxAbsDiff(inPlace[i]!, tap[i]!)}`,
+    );
+  assert.ok(after.installs - before.installs <= 1, "llama.cpp's vector installed at most once");
+  assert.ok(after.inPlaceWrites - before.inPlaceWrites >= 4, "later changes written in place");
+  // Left in the graph with zeros, it is bit-identical to a context that never had a vector.
+  const fresh = await openEngine(storiesModelPath, { device: "cpu", sequences: 1 });
+  try {
+    assert.deepEqual(logitsAfterPrompt(nativeEngine, null), logitsAfterPrompt(fresh, null));
+  } finally {
+    fresh.dispose();
+  }
+});
+
 test("a happy/sad mean-diff vector raises P(happy)/P(sad) at least 3-fold at scale 1", () => {
   const ratio = (v: Map<number, Float32Array> | null) =>
     wordProbability(nativeEngine, v, " happy") / wordProbability(nativeEngine, v, " sad");

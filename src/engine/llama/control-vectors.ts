@@ -10,6 +10,7 @@
 // sequences with different vectors need the tap, which splits the graph at each steered layer.
 import type { LlamaApi } from "./library.js";
 import type { PendingSteer } from "./tap.js";
+import { sameDirections } from "../../steer/control-vector.js";
 
 /** Decodes with nothing to add before llama.cpp's vector is taken out of the graph again. */
 const IDLE_DECODES_BEFORE_REMOVAL = 64;
@@ -39,7 +40,10 @@ export class ControlVectors {
   private readonly tensors: (bigint | undefined)[] = [];
   /** What the direction tensors hold now, and for which (base, shared vector) pair. */
   private written: Float32Array;
-  private writtenFor: { base: Float32Array | null; shared: SequenceVector | null } = {
+  private writtenFor: {
+    base: Float32Array | null;
+    shared: ReadonlyMap<number, Float32Array> | null;
+  } = {
     base: null,
     shared: null,
   };
@@ -74,7 +78,11 @@ export class ControlVectors {
       this.bySeq.delete(seq);
       return;
     }
-    const copy = new Map([...layers].map(([l, v]) => [l, Float32Array.from(v)] as const));
+    // Sequences given equal vectors share one copy, so that a batch of them counts as sharing.
+    let copy: ReadonlyMap<number, Float32Array> | undefined;
+    for (const other of this.bySeq.values())
+      if (other.tapOnly === tapOnly && sameDirections(other.layers, layers)) copy = other.layers;
+    copy ??= new Map([...layers].map(([l, v]) => [l, Float32Array.from(v)] as const));
     this.bySeq.set(seq, {
       layers: copy,
       tapOnly,
@@ -108,19 +116,15 @@ export class ControlVectors {
     for (let i = 0; i < n; i++) {
       const v = this.bySeq.get(seqs[i]!) ?? null;
       if (shared === undefined) shared = v;
-      else if (shared !== v) mixed = true;
+      else if (shared?.layers !== v?.layers) mixed = true;
     }
+    // Layer 0 has no tensor in llama.cpp's vector, and a forced tap takes the whole vector.
+    const native = !mixed && shared && !shared.tapOnly ? shared : null;
     const tapEdits: PendingSteer[] = [];
-    if (mixed) {
-      for (const s of new Set(seqs.subarray(0, n)))
-        this.bySeq.get(s)?.edits.forEach((e) => tapEdits.push(e));
-      shared = null;
-    } else if (shared && (shared.tapOnly || shared.layers.has(0))) {
-      // Layer 0 has no tensor in llama.cpp's vector; a forced tap takes the whole vector.
-      for (const e of shared.edits) if (shared.tapOnly || e.layer === 0) tapEdits.push(e);
-      if (shared.tapOnly) shared = null;
-    }
-    this.prepareNative(shared ?? null);
+    for (const s of new Set(seqs.subarray(0, n)))
+      for (const e of this.bySeq.get(s)?.edits ?? [])
+        if (!native || e.layer === 0) tapEdits.push(e);
+    this.prepareNative(native);
     return tapEdits;
   }
 
@@ -137,7 +141,7 @@ export class ControlVectors {
       }
     } else this.idleDecodes = 0;
     const w = this.writtenFor;
-    if (this.installed && w.base === base && w.shared === shared) return;
+    if (this.installed && w.base === base && w.shared === (shared?.layers ?? null)) return;
     const target = new Float32Array(this.written.length);
     if (base) target.set(base);
     if (shared)
@@ -147,7 +151,7 @@ export class ControlVectors {
         for (let d = 0; d < this.nEmbd; d++) target[at + d]! += v[d]!;
       }
     this.write(target);
-    this.writtenFor = { base, shared };
+    this.writtenFor = { base, shared: shared?.layers ?? null };
   }
 
   private write(target: Float32Array): void {
