@@ -112,7 +112,7 @@ async function spawnServer(model: string, slots: number): Promise<{ url: string;
   const url = await new Promise<string>((resolve, reject) => {
     child.stdout.on("data", (d: Buffer) => {
       out += d.toString();
-      const m = /(http:\/\/[\d.:]+)/.exec(out);
+      const m = /(http:\/\/[\d.:]+) · model/.exec(out);
       if (m) resolve(m[1]!);
     });
     child.on("exit", (code) => reject(new Error(`ruffian serve exited with ${code}`)));
