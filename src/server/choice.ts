@@ -99,14 +99,14 @@ export class Choice {
           const report: RegionReport = {
             language: ev.language,
             source: ev.source,
-            ...(o.ok ? { result: o.text } : { error: describeError(o.error) }),
+            ...(o.ok ? { result: o.text } : { error: withGlassBoxHint(describeError(o.error)) }),
             compileMs: o.stats.compileMs,
             runMs: o.stats.runMs,
           };
           this.regions.push(report);
           out.events.push({ type: "region", ...report });
         } else if (ev.origin === "setup" && !o.ok) {
-          this.failure = `the hook program failed: ${describeError(o.error)}`;
+          this.failure = `the hook program failed: ${withGlassBoxHint(describeError(o.error))}`;
         }
         break;
       }
@@ -124,11 +124,7 @@ export class Choice {
         });
         // The loop's own fallback when VM code masked every token is not a hook failure.
         if (ev.hook !== "sampler")
-          this.failure ??=
-            `hook '${ev.hook}' failed at step ${ev.step}: ${ev.message}` +
-            (/not available from this engine/.test(ev.message)
-              ? " (start the server with --glass-box for activation reads)"
-              : "");
+          this.failure ??= `hook '${ev.hook}' failed at step ${ev.step}: ${withGlassBoxHint(ev.message)}`;
         break;
       case "rewind":
         this.text = this.text.slice(0, Math.max(0, this.text.length - ev.erased.length));
@@ -204,6 +200,13 @@ export class Choice {
   get stopped(): string | undefined {
     return this.cancelled === "deadline" ? "deadline" : this.done?.reason;
   }
+}
+
+/** A read the engine cannot serve without recording activations says how to get them. */
+function withGlassBoxHint(message: string): string {
+  return /not available from this engine/.test(message)
+    ? `${message} (start the server with --glass-box for activation reads)`
+    : message;
 }
 
 function tokenLogprob(ev: TokenEvent): TokenLogprob {
