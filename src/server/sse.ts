@@ -9,9 +9,10 @@ export interface EventStream {
 }
 
 /**
- * Chunks made within this many milliseconds leave in one socket write. A write per token was
- * the server's largest cost after the decode itself (a syscall each; see docs/server.md), and
- * a reader cannot tell 10 ms apart.
+ * A stream writes to its socket at most once per this many milliseconds: the first chunk after
+ * a quiet spell leaves at once (time to first token is not delayed), chunks made within the
+ * window after it leave together in one write. A write per token was the server's largest cost
+ * after the decode itself (a syscall each), and a reader cannot tell 20 ms apart.
  */
 const COALESCE_MS = 20;
 
@@ -28,8 +29,10 @@ export function openEventStream(reply: FastifyReply): EventStream {
   const writable = () => !raw.destroyed && !raw.writableEnded;
   let pending = "";
   let timer: NodeJS.Timeout | undefined;
+  let lastWrite = -Infinity;
   const flush = () => {
     timer = undefined;
+    lastWrite = performance.now();
     if (pending !== "" && writable()) raw.write(pending);
     pending = "";
   };
@@ -37,7 +40,10 @@ export function openEventStream(reply: FastifyReply): EventStream {
     send(body) {
       if (!writable()) return;
       pending += `data: ${toJson(body)}\n\n`;
-      timer ??= setTimeout(flush, COALESCE_MS);
+      if (timer) return;
+      const quiet = performance.now() - lastWrite;
+      if (quiet >= COALESCE_MS) flush();
+      else timer = setTimeout(flush, COALESCE_MS - quiet);
     },
     end() {
       if (timer) clearTimeout(timer);
