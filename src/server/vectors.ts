@@ -8,7 +8,7 @@ import {
   checkFits,
   parseVectorArgument,
   readControlVector,
-  scaledDirections,
+  addScaled,
   type ControlVector,
 } from "../steer/control-vector.js";
 import { badRequest } from "./errors.js";
@@ -76,11 +76,7 @@ export class VectorRegistry {
             : `control vector '${name}' is not registered; this server has: ${this.names.join(", ")}`,
           `ruffian.controlVectors[${i}].name`,
         );
-      for (const [layer, v] of scaledDirections(r.vector, scale ?? r.scale)) {
-        const acc = sum.get(layer);
-        if (acc) for (let k = 0; k < v.length; k++) acc[k]! += v[k]!;
-        else sum.set(layer, v);
-      }
+      addScaled(sum, r.vector, scale ?? r.scale);
     });
     return sum;
   }
