@@ -1,7 +1,7 @@
 // Throughput and latency of `ruffian serve` under 1, 4 and 16 concurrent streaming clients on both
 // shipped models, against peers measured in the same run: the engine's raw batched decode at the
 // same batch size (greedy argmax, one llama_decode per step, no HTTP, no VM), and llama-server when
-// one is found (RUFFIAN_LLAMA_SERVER or `llama-server` on PATH; otherwise the row is skipped).
+// one is found ($LLAMA_SERVER or `llama-server` on PATH; otherwise its columns are skipped).
 // Then: disconnect-to-slot-freed time, and a load run of 200 requests from 32 clients, a third of
 // them with failing or looping regions.
 //   npm run build && node dist/bench/server.js [max-tokens] [rounds]
@@ -112,7 +112,7 @@ async function spawnServer(model: string, slots: number): Promise<{ url: string;
   const url = await new Promise<string>((resolve, reject) => {
     child.stdout.on("data", (d: Buffer) => {
       out += d.toString();
-      const m = /(http:\/\/[\d.:]+)/.exec(out);
+      const m = /(http:\/\/[\d.:]+) · model/.exec(out);
       if (m) resolve(m[1]!);
     });
     child.on("exit", (code) => reject(new Error(`ruffian serve exited with ${code}`)));
@@ -185,61 +185,74 @@ async function rawRun(
   }
 }
 
+/** llama-server from $LLAMA_SERVER (or the older $RUFFIAN_LLAMA_SERVER), else from PATH. The
+ * bench never builds one. */
 function findLlamaServer(): string | undefined {
-  const env = process.env.RUFFIAN_LLAMA_SERVER;
+  const env = process.env.LLAMA_SERVER ?? process.env.RUFFIAN_LLAMA_SERVER;
   if (env) return env;
   const r = spawnSync("sh", ["-c", "command -v llama-server"], { encoding: "utf8" });
   return r.status === 0 ? r.stdout.trim() : undefined;
 }
 
-/** llama-server on the same model, slots and threads, driven by the same client. */
-async function llamaServerRun(bin: string, load: Load, clients: number) {
+/** llama-server on the same model, slots, per-slot context and threads, in its own process. */
+async function spawnLlamaServer(
+  bin: string,
+  model: string,
+  clients: number,
+): Promise<{ url: string; stop(): void }> {
   const port = 20000 + Math.floor(Math.random() * 20000);
   const child = spawn(
     bin,
     [
-      "-m",
-      load.model,
-      "--port",
-      String(port),
-      "-np",
-      String(clients),
-      "-c",
-      String(512 * clients),
-      "-t",
-      String(threads),
-      "--log-disable",
+      ...["-m", model, "--port", String(port), "-np", String(clients)],
+      ...["-c", String(512 * clients), "-t", String(threads), "--log-disable"],
     ],
     { stdio: "ignore" },
   );
-  try {
-    const url = `http://127.0.0.1:${port}`;
-    for (;;) {
-      const ok = await fetch(`${url}/health`).then(
-        (r) => r.ok,
-        () => false,
-      );
-      if (ok) break;
-      await new Promise((r) => setTimeout(r, 100));
-    }
-    const start = performance.now();
-    const runs = await Promise.all(
-      Array.from({ length: clients }, (_, i) =>
-        streamOnce(url, load.endpoint, { model: "x", ...load.body(i) }),
-      ),
+  let exited: number | null | undefined;
+  child.on("exit", (code) => (exited = code));
+  const url = `http://127.0.0.1:${port}`;
+  // It answers 503 while loading, like ours.
+  for (let waited = 0; ; waited += 100) {
+    const ok = await fetch(`${url}/health`).then(
+      (r) => r.ok,
+      () => false,
     );
-    const seconds = (performance.now() - start) / 1000;
-    return runs.reduce((n, r) => n + r.tokens, 0) / seconds;
-  } finally {
-    child.kill("SIGTERM");
+    if (ok) break;
+    if (exited !== undefined || waited > 60_000) {
+      child.kill("SIGTERM");
+      throw new Error(`llama-server (${bin}) did not become ready (exit ${exited})`);
+    }
+    await new Promise((r) => setTimeout(r, 100));
   }
+  return { url, stop: () => child.kill("SIGTERM") };
+}
+
+/** The same requests to llama-server as plain completions of the prompt our server renders (it
+ * has no Ruffian format for nano's Q:/A:), greedy, the same max_tokens. */
+async function llamaServerRun(url: string, load: Load, clients: number) {
+  const start = performance.now();
+  const runs = await Promise.all(
+    Array.from({ length: clients }, (_, i) =>
+      streamOnce(url, "/v1/completions", {
+        model: modelIdOf(load.model),
+        prompt: load.prompt(i),
+        max_tokens: maxTokens,
+        temperature: 0,
+      }),
+    ),
+  );
+  const seconds = (performance.now() - start) / 1000;
+  return { tokensPerSecond: runs.reduce((n, r) => n + r.tokens, 0) / seconds };
 }
 
 const fmt = (n: number, d = 1) => (Number.isFinite(n) ? n.toFixed(d) : "—");
 
 async function throughputTable(): Promise<void> {
   const llamaServer = findLlamaServer();
-  console.log(`threads ${threads}, max_tokens ${maxTokens}, load ${loadAverage()}`);
+  console.log(
+    `threads ${threads}, max_tokens ${maxTokens}, load ${loadAverage()}, llama-server ${llamaServer ?? "not found"}`,
+  );
   console.log(
     "| model | clients | server tok/s | raw split-KV tok/s | server/raw | raw unified-KV tok/s | server CPU µs/tok | raw split CPU µs/tok | raw/server CPU | raw unified CPU µs/tok | TTFT p50 / p95 ms | ITL p50 / p95 ms | llama-server tok/s | server/llama-server |",
   );
@@ -248,6 +261,10 @@ async function throughputTable(): Promise<void> {
     for (const clients of [1, 4, 16]) {
       // Best of interleaved rounds: the machine is shared, so each peer gets the same chances.
       const server = await spawnServer(load.model, clients);
+      const peerServer = llamaServer
+        ? await spawnLlamaServer(llamaServer, load.model, clients)
+        : undefined;
+      let peer = NaN;
       let s = {
         tokensPerSecond: 0,
         cpuMicrosPerToken: Infinity,
@@ -265,15 +282,20 @@ async function throughputTable(): Promise<void> {
       });
       try {
         await serverRun(server, load, clients); // warm-up: compile caches, first allocations
+        if (peerServer) await llamaServerRun(peerServer.url, load, clients);
         for (let r = 0; r < rounds; r++) {
           s = best(s, await serverRun(server, load, clients));
+          if (peerServer) {
+            const p = (await llamaServerRun(peerServer.url, load, clients)).tokensPerSecond;
+            peer = Number.isNaN(peer) ? p : Math.max(peer, p);
+          }
           raw = best(raw, await rawRun(load, clients, true));
           split = best(split, await rawRun(load, clients, false));
         }
       } finally {
         server.stop();
+        peerServer?.stop();
       }
-      const peer = llamaServer ? await llamaServerRun(llamaServer, load, clients) : NaN;
       console.log(
         `| ${modelIdOf(load.model)} | ${clients} | ${fmt(s.tokensPerSecond, 0)} | ${fmt(split.tokensPerSecond, 0)} | ` +
           `${fmt(s.tokensPerSecond / split.tokensPerSecond, 2)} | ${fmt(raw.tokensPerSecond, 0)} | ` +
@@ -286,7 +308,7 @@ async function throughputTable(): Promise<void> {
   }
   if (!llamaServer)
     console.log(
-      "llama-server: not found (set RUFFIAN_LLAMA_SERVER or put llama-server on PATH); its columns are skipped",
+      "llama-server: not found (set LLAMA_SERVER or put llama-server on PATH); its columns are skipped",
     );
 }
 

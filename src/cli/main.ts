@@ -183,7 +183,7 @@ export function buildProgram(): Command {
     .option("--glass-box", "record activations so kv_read, emb_read, attn_score work (slower)")
     .option(
       CONTROL_VECTOR_FLAG,
-      "add a control-vector GGUF to every request (repeatable; llama.cpp's own, context-wide)",
+      "FILE[:SCALE] adds a control-vector GGUF to every request (llama.cpp's own, context-wide); NAME=FILE[:SCALE] registers it for requests to apply by name (repeatable)",
       collect,
       [],
     )

@@ -2,8 +2,9 @@
 // decode loop, and keeps a stable binding that outlives a single generation (chat).
 import { IntrinsicRegistry } from "../vm/intrinsics.js";
 import type { Engine } from "../engine/types.js";
+import { EngineError } from "../engine/errors.js";
 import type { LogitState } from "./logit-state.js";
-import { INTRINSIC_TABLE, type IntrinsicHost } from "./intrinsic-table.js";
+import { INTRINSIC_TABLE, intrinsicName, type IntrinsicHost } from "./intrinsic-table.js";
 import type { HookPoint } from "../steer/hook-points.js";
 
 export type { IntrinsicHost } from "./intrinsic-table.js";
@@ -14,9 +15,27 @@ export function bindIntrinsics(
 ): IntrinsicRegistry {
   for (const spec of INTRINSIC_TABLE) {
     const impl = spec.impl;
-    registry.define(spec.signature, (ctx, ...args) => impl(host, ctx, ...args));
+    const name = intrinsicName(spec);
+    registry.define(spec.signature, (ctx, ...args) => {
+      try {
+        return impl(host, ctx, ...args);
+      } catch (e) {
+        throw namedFailure(name, e);
+      }
+    });
   }
   return registry;
+}
+
+/** An intrinsic's refusal names the intrinsic ("emb_read: hidden state reads are not available
+ * …"), so the VM's error says which call failed as well as where. VM traps and host limits
+ * (RangeError) pass through as they are. */
+function namedFailure(name: string, e: unknown): unknown {
+  const plain =
+    e instanceof EngineError ||
+    (e instanceof Error && Object.getPrototypeOf(e) === Error.prototype);
+  if (!plain || e.message.startsWith(name)) return e;
+  return new Error(`${name}: ${e.message}`);
 }
 
 /**

@@ -9,38 +9,13 @@ import Fastify, {
   type RawServerDefault,
 } from "fastify";
 import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
-import type { Engine } from "../engine/types.js";
 import { ApiError, errorHandler, sendError } from "./errors.js";
-import type { ServerMetrics } from "./metrics.js";
-import type { ServerLimits } from "./request-plan.js";
-import type { Scheduler } from "./scheduler.js";
-import type { SessionStore } from "./sessions.js";
+import type { ServerContext } from "./context.js";
 import { completionRoutes } from "./routes/completions.js";
 import { infoRoutes } from "./routes/info.js";
 import { tokenRoutes } from "./routes/tokens.js";
 import { execRoutes } from "./routes/exec.js";
 import { registerWebUi } from "./web-ui.js";
-
-export interface ServerContext {
-  engine: Engine;
-  scheduler: Scheduler;
-  sessions: SessionStore;
-  metrics: ServerMetrics;
-  limits: ServerLimits & {
-    /** Largest request body in bytes (413 beyond). */
-    bodyBytes: number;
-    /** Milliseconds a generation may run before it is cancelled. */
-    deadlineMs: number;
-  };
-  /** The name clients pass as `model`. */
-  modelId: string;
-  /** Unix seconds. */
-  startedAt: number;
-  /** Bearer keys accepted on /v1/*; empty: no auth. */
-  apiKeys: readonly string[];
-  /** Throws a 404 in OpenAI's shape unless `model` names the served model. */
-  checkModel(model: string): void;
-}
 
 export type ServerApp = FastifyInstance<
   RawServerDefault,
@@ -50,9 +25,14 @@ export type ServerApp = FastifyInstance<
   TypeBoxTypeProvider
 >;
 
+export type { ServerContext };
+
+const needsModel = (route: string) =>
+  route.startsWith("/v1/") || route === "/tokenize" || route === "/detokenize";
+
 export function buildApp(ctx: ServerContext): ServerApp {
   const app = Fastify({
-    bodyLimit: ctx.limits.bodyBytes,
+    bodyLimit: ctx.bodyBytes,
     logger: false,
     ajv: { customOptions: { coerceTypes: false, removeAdditional: false, allErrors: false } },
   }).withTypeProvider<TypeBoxTypeProvider>();
@@ -65,21 +45,26 @@ export function buildApp(ctx: ServerContext): ServerApp {
     ),
   );
   app.addHook("onRequest", async (req, reply) => {
-    if (ctx.apiKeys.length === 0 || !req.url.startsWith("/v1/")) return;
-    const header = req.headers.authorization ?? "";
-    const key = header.startsWith("Bearer ") ? header.slice(7).trim() : "";
-    if (!ctx.apiKeys.includes(key)) {
-      await sendError(
-        reply,
-        new ApiError(
-          401,
-          key ? "incorrect API key provided" : "missing API key: send Authorization: Bearer <key>",
-          "authentication_error",
-          null,
-          "invalid_api_key",
-        ),
-      );
+    if (ctx.apiKeys.length > 0 && req.url.startsWith("/v1/")) {
+      const header = req.headers.authorization ?? "";
+      const key = header.startsWith("Bearer ") ? header.slice(7).trim() : "";
+      if (!ctx.apiKeys.includes(key))
+        return sendError(
+          reply,
+          new ApiError(
+            401,
+            key
+              ? "incorrect API key provided"
+              : "missing API key: send Authorization: Bearer <key>",
+            "authentication_error",
+            null,
+            "invalid_api_key",
+          ),
+        );
     }
+    // While the model loads, /health says so and the routes that need the model answer 503.
+    if (!ctx.ready && needsModel(req.routeOptions.url ?? ""))
+      return sendError(reply, ctx.loadingError());
   });
   app.addHook("onResponse", async (req, reply) => {
     ctx.metrics.requests.inc({

@@ -20,7 +20,7 @@ export type RuffianStreamEvent =
   | { type: "region-start"; language: string; offset: number }
   | ({ type: "region" } & RegionReport)
   | { type: "hook"; hook: string; step: number; seq: number; text: string }
-  | { type: "hook-error"; hook: string; step: number; message: string }
+  | { type: "hook-error"; hook: string; step: number; seq: number; message: string }
   | { type: "rewind"; checkpoint: number; erased: string; memo: string; position: number }
   | { type: "token"; step: number; id: number; text: string; logprob: number; entropy: number };
 
@@ -46,6 +46,12 @@ export class Choice {
   readonly rewinds: Array<{ checkpoint: number; erased: string; memo: string; position: number }> =
     [];
   readonly logprobs: TokenLogprob[] = [];
+  /** Tokens sampled with text (what usage.completion_tokens counts): the end-of-generation
+   * token is not one, as in OpenAI's usage, so the count equals the logprobs entries. */
+  sampledTokens = 0;
+  /** Log-probabilities not streamed yet, each with where its token's text ends in `text`: a
+   * chunk carries those whose text it carries (text held back for a stop string waits). */
+  private unsentLogprobs: Array<{ end: number; logprob: TokenLogprob }> = [];
   /** Set when a hook or the hook setup failed: the request ends with this error. */
   failure: string | undefined;
   done: DoneEvent | undefined;
@@ -65,10 +71,11 @@ export class Choice {
     switch (ev.type) {
       case "token":
         this.text += ev.text;
+        this.sampledTokens++;
         if (this.wantLogprobs) {
           const lp = tokenLogprob(ev);
           this.logprobs.push(lp);
-          out.logprobs.push(lp);
+          this.unsentLogprobs.push({ end: this.text.length, logprob: lp });
         }
         if (this.tokenEvents)
           out.events.push({
@@ -92,14 +99,14 @@ export class Choice {
           const report: RegionReport = {
             language: ev.language,
             source: ev.source,
-            ...(o.ok ? { result: o.text } : { error: describeError(o.error) }),
+            ...(o.ok ? { result: o.text } : { error: withGlassBoxHint(describeError(o.error)) }),
             compileMs: o.stats.compileMs,
             runMs: o.stats.runMs,
           };
           this.regions.push(report);
           out.events.push({ type: "region", ...report });
         } else if (ev.origin === "setup" && !o.ok) {
-          this.failure = `the hook program failed: ${describeError(o.error)}`;
+          this.failure = `the hook program failed: ${withGlassBoxHint(describeError(o.error))}`;
         }
         break;
       }
@@ -108,18 +115,22 @@ export class Choice {
         out.events.push({ type: "hook", hook: ev.hook, step: ev.step, seq: ev.seq, text: ev.text });
         break;
       case "hook-error":
-        out.events.push({ type: "hook-error", hook: ev.hook, step: ev.step, message: ev.message });
+        out.events.push({
+          type: "hook-error",
+          hook: ev.hook,
+          step: ev.step,
+          seq: ev.seq,
+          message: ev.message,
+        });
         // The loop's own fallback when VM code masked every token is not a hook failure.
         if (ev.hook !== "sampler")
-          this.failure ??=
-            `hook '${ev.hook}' failed at step ${ev.step}: ${ev.message}` +
-            (/not available from this engine/.test(ev.message)
-              ? " (start the server with --glass-box for activation reads)"
-              : "");
+          this.failure ??= `hook '${ev.hook}' failed at step ${ev.step}: ${withGlassBoxHint(ev.message)}`;
         break;
       case "rewind":
         this.text = this.text.slice(0, Math.max(0, this.text.length - ev.erased.length));
         this.sent = Math.min(this.sent, this.text.length);
+        // Tokens whose text was erased before it was sent go out with the next chunk.
+        for (const u of this.unsentLogprobs) u.end = Math.min(u.end, this.text.length);
         this.rewinds.push({
           checkpoint: ev.checkpoint,
           erased: ev.erased,
@@ -148,12 +159,17 @@ export class Choice {
       const sentText = this.text.slice(0, this.sent);
       delta.content = final.startsWith(sentText) ? final.slice(this.sent) : "";
       this.sent = final.length;
+      delta.logprobs = this.unsentLogprobs.map((u) => u.logprob);
+      this.unsentLogprobs = [];
     } else {
       const safe = this.text.length - this.heldBack();
       if (safe > this.sent) {
         delta.content = this.text.slice(this.sent, safe);
         this.sent = safe;
       }
+      let k = 0;
+      while (k < this.unsentLogprobs.length && this.unsentLogprobs[k]!.end <= this.sent) k++;
+      delta.logprobs = this.unsentLogprobs.splice(0, k).map((u) => u.logprob);
     }
     return delta;
   }
@@ -184,6 +200,13 @@ export class Choice {
   get stopped(): string | undefined {
     return this.cancelled === "deadline" ? "deadline" : this.done?.reason;
   }
+}
+
+/** A read the engine cannot serve without recording activations says how to get them. */
+function withGlassBoxHint(message: string): string {
+  return /not available from this engine/.test(message)
+    ? `${message} (start the server with --glass-box for activation reads)`
+    : message;
 }
 
 function tokenLogprob(ev: TokenEvent): TokenLogprob {

@@ -8,6 +8,7 @@ import type { SamplerOptions } from "../decode/sampler.js";
 import type { GenerationRequest } from "../decode/loop.js";
 import { badRequest } from "./errors.js";
 import { syntaxName, type ChatCompletionBody, type CompletionBody } from "./schemas.js";
+import type { VectorRegistry } from "./vectors.js";
 
 export interface ServerLimits {
   /** KV cells one slot may fill: prompt + generated + injected tokens. */
@@ -17,6 +18,13 @@ export interface ServerLimits {
   maxMessages: number;
   /** VM profile of a request's fresh session when it names none. */
   defaultProfile: NonNullable<GenerationRequest["profile"]>;
+}
+
+/** What a plan needs from the served model. */
+export interface PlanContext {
+  engine: Engine;
+  limits: ServerLimits;
+  vectors: VectorRegistry;
 }
 
 export interface RequestPlan {
@@ -94,25 +102,24 @@ export function renderChatPrompt(engine: Engine, body: ChatCompletionBody, limit
   }
 }
 
-export function planChat(engine: Engine, body: ChatCompletionBody, limits: ServerLimits) {
-  const { prompt, stop } = renderChatPrompt(engine, body, limits);
+export function planChat(ctx: PlanContext, body: ChatCompletionBody) {
+  const { prompt, stop } = renderChatPrompt(ctx.engine, body, ctx.limits);
   const logprobs = body.logprobs ? (body.top_logprobs ?? 0) : -1;
   if (!body.logprobs && (body.top_logprobs ?? 0) > 0)
     throw badRequest("top_logprobs requires logprobs: true", "top_logprobs");
   const maxTokens = body.max_completion_tokens ?? body.max_tokens ?? undefined;
-  return plan(engine, body, limits, prompt, stop, logprobs, maxTokens ?? undefined);
+  return plan(ctx, body, prompt, stop, logprobs, maxTokens ?? undefined);
 }
 
-export function planCompletion(engine: Engine, body: CompletionBody, limits: ServerLimits) {
+export function planCompletion(ctx: PlanContext, body: CompletionBody) {
   if (body.echo) throw badRequest("parameter 'echo' is not supported", "echo");
   const logprobs = body.logprobs === undefined || body.logprobs === null ? -1 : body.logprobs;
-  return plan(engine, body, limits, body.prompt, [], logprobs, body.max_tokens ?? undefined);
+  return plan(ctx, body, body.prompt, [], logprobs, body.max_tokens ?? undefined);
 }
 
 function plan(
-  engine: Engine,
+  { engine, limits, vectors }: PlanContext,
   body: ChatCompletionBody | CompletionBody,
-  limits: ServerLimits,
   prompt: string,
   formatStops: string[],
   logprobs: number,
@@ -167,6 +174,8 @@ function plan(
       inject: ext.inject ?? true,
       profile: ext.profile ?? limits.defaultProfile,
       topLogprobs: Math.max(0, logprobs),
+      controlVector: vectors.combine(ext.controlVectors ?? []),
+      vectors: vectors.size > 0 ? vectors.library : undefined,
     },
   };
 }

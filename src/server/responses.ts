@@ -46,7 +46,7 @@ function textLogprobs(list: TokenLogprob[], startOffset: number) {
 }
 
 export function usageOf(meta: ResponseMeta, choices: readonly Choice[]) {
-  const completion = choices.reduce((n, c) => n + (c.done?.stats.sampledTokens ?? 0), 0);
+  const completion = choices.reduce((n, c) => n + c.sampledTokens, 0);
   return {
     prompt_tokens: meta.promptTokens,
     completion_tokens: completion,
@@ -112,7 +112,8 @@ export function chunkBody(
   options: { first: boolean; finished: boolean; wantLogprobs: boolean; textOffset: number },
 ) {
   const finish = options.finished ? choice.finishReason : null;
-  if (!options.first && !finish && delta.content === "" && delta.events.length === 0) return null;
+  const empty = delta.content === "" && delta.events.length === 0 && delta.logprobs.length === 0;
+  if (!options.first && !finish && empty) return null;
   const common = { id: meta.id, created: meta.created, model: meta.model };
   const ruffian = delta.events.length > 0 ? { ruffian: { events: delta.events } } : {};
   if (endpoint === "chat")

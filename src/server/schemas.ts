@@ -34,6 +34,20 @@ export const RuffianRequest = Type.Object(
     session: Type.Optional(Type.String({ minLength: 1, maxLength: 128 })),
     /** Stream per-token probability and entropy as `ruffian` token events. */
     tokens: Type.Optional(Type.Boolean()),
+    /** Control vectors registered at start (`--control-vector NAME=PATH`) applied to this
+     * request's sequence only; `scale` defaults to the one given at start. */
+    controlVectors: Type.Optional(
+      Type.Array(
+        Type.Object(
+          {
+            name: Type.String({ minLength: 1 }),
+            scale: Type.Optional(Type.Number({ minimum: -1000, maximum: 1000 })),
+          },
+          { additionalProperties: false },
+        ),
+        { maxItems: 16 },
+      ),
+    ),
   },
   { additionalProperties: false },
 );

@@ -1,15 +1,16 @@
-// Starts `ruffian serve`: opens the model with one engine sequence per slot, starts the
-// continuous-batching scheduler and the Fastify app, and listens (loopback by default).
-import { basename } from "node:path";
-import { openEngine } from "../engine/open.js";
+// Starts `ruffian serve`: listens (loopback by default) with the Fastify app, then opens the
+// model with one engine sequence per slot and starts the continuous-batching scheduler.
+import { openLlamaEngine } from "../engine/llama/engine.js";
+import { resolveModelPath } from "../engine/model-source.js";
 import { applyToContext } from "../steer/vector-args.js";
 import type { LlamaEngine } from "../engine/open.js";
 import type { VmProfileName } from "../vm/limits.js";
-import { buildApp, type ServerApp, type ServerContext } from "./app.js";
-import { ApiError } from "./errors.js";
-import { createMetrics } from "./metrics.js";
+import { buildApp, type ServerApp } from "./app.js";
+import { ServerContext, modelIdOf, type LoadedModel } from "./context.js";
+import { createMetrics, type ServerMetrics } from "./metrics.js";
 import { Scheduler } from "./scheduler.js";
 import { SessionStore } from "./sessions.js";
+import { VectorRegistry, splitVectorArguments } from "./vectors.js";
 
 export interface ServeOptions {
   /** GGUF path or hf: URI (cached). */
@@ -39,8 +40,17 @@ export interface ServeOptions {
   glassBox?: boolean;
   /** Model cache folder for hf: URIs. */
   modelsDir?: string;
-  /** `FILE[:SCALE]` control vectors added for every request (llama.cpp's own, context-wide). */
+  /** `--control-vector` values: `NAME=PATH[:SCALE]` registers a vector that requests may name
+   * (`ruffian.controlVectors`); `PATH[:SCALE]` is added for every request (llama.cpp's own,
+   * context-wide). */
   controlVectors?: readonly string[];
+  /** Called once the server listens, before the model loads (the CLI prints its URL then). */
+  onListening?: (url: string) => void;
+  /**
+   * Awaited after the server listens and before the model loads. A test hook: it lets a test
+   * see the loading state (503s) without racing a real load; the real model loads after it.
+   */
+  beforeLoad?: () => Promise<void>;
 }
 
 export interface RunningServer {
@@ -51,93 +61,95 @@ export interface RunningServer {
   close(): Promise<void>;
 }
 
-/** The name clients pass as `model`: the file name without `.gguf`. */
-export function modelIdOf(path: string): string {
-  return basename(path).replace(/\.gguf$/i, "");
-}
+export { modelIdOf };
 
+/**
+ * Listens first, then loads the model: while it loads, /health answers 503 `loading` and every
+ * model route 503 with Retry-After. Resolves once the model is loaded and every route serves.
+ */
 export async function startServer(options: ServeOptions): Promise<RunningServer> {
   const slots = options.slots ?? 4;
-  const engine = await openEngine(options.model, {
-    sequences: slots,
-    // Each slot holds --ctx cells, by default the model's training context (at most 4096).
-    contextSize: (train) => (options.ctx ?? Math.min(train > 0 ? train : 4096, 4096)) * slots,
-    batchSize: Math.max(512, slots),
-    // Without the glass box, each slot gets its own KV stream: a token then attends only to its
-    // own sequence's cells, not to every cell the other slots hold (measured in docs/server.md).
-    glassBox: options.glassBox === true,
-    kvUnified: options.glassBox === true,
-    threads: options.threads,
+  const { named, global } = splitVectorArguments(options.controlVectors);
+  const context = new ServerContext(
+    createMetrics(),
+    options.apiKeys ?? [],
+    options.bodyBytes ?? 1024 * 1024,
+    options.model,
+  );
+  // A missing file or uncached hf: model fails before anything listens.
+  const modelPath = await resolveModelPath(options.model, {
     download: false,
     directory: options.modelsDir,
   });
+  const app = buildApp(context);
+  const url = await app.listen({ host: options.host ?? "127.0.0.1", port: options.port ?? 8080 });
+  options.onListening?.(url);
+  let engine: LlamaEngine | undefined;
   try {
-    applyToContext(options.controlVectors, engine);
-    return await listen(engine, options, slots);
+    await options.beforeLoad?.();
+    // Per-request vectors go through the graph tap, which needs the shared KV buffer.
+    const tap = options.glassBox === true || named.length > 0;
+    engine = await openLlamaEngine({
+      modelPath,
+      sequences: slots,
+      // Each slot holds --ctx cells, by default the model's training context (at most 4096).
+      contextSize: (train) => (options.ctx ?? Math.min(train > 0 ? train : 4096, 4096)) * slots,
+      batchSize: Math.max(512, slots),
+      // Without the tap, each slot gets its own KV stream: a token then attends only to its
+      // own sequence's cells, not to every cell the other slots hold (measured in docs/server.md).
+      glassBox: tap,
+      kvUnified: tap,
+      threads: options.threads,
+    });
+    applyToContext(global, engine);
+    const vectors = new VectorRegistry(named, engine);
+    context.attach(loadedModel(engine, context.metrics, options, slots, vectors));
   } catch (err) {
-    engine.dispose();
+    await app.close();
+    engine?.dispose();
     throw err;
   }
+  const loaded = engine;
+  let closed = false;
+  return {
+    url,
+    app,
+    engine: loaded,
+    context,
+    async close() {
+      if (closed) return;
+      closed = true;
+      await context.scheduler.close();
+      await app.close();
+      loaded.dispose();
+    },
+  };
 }
 
-async function listen(
+function loadedModel(
   engine: LlamaEngine,
+  metrics: ServerMetrics,
   options: ServeOptions,
   slots: number,
-): Promise<RunningServer> {
-  const metrics = createMetrics();
+  vectors: VectorRegistry,
+): LoadedModel {
   const all = { hidden: true, attention: true, kv: true, finalNorm: true };
   const none = { hidden: false, attention: false, kv: false, finalNorm: false };
-  const scheduler = new Scheduler(engine, {
-    metrics,
-    queueLimit: options.queueLimit,
-    observe: options.glassBox ? all : none,
-  });
-  const modelId = modelIdOf(engine.model.path);
-  const context: ServerContext = {
+  return {
     engine,
-    scheduler,
+    scheduler: new Scheduler(engine, {
+      metrics,
+      queueLimit: options.queueLimit,
+      observe: options.glassBox ? all : none,
+    }),
     sessions: new SessionStore(engine),
-    metrics,
+    vectors,
     limits: {
       slotContext: Math.floor(engine.capabilities.contextSize / slots),
       maxChoices: slots,
       maxMessages: options.maxMessages ?? 256,
       defaultProfile: options.profile ?? "small",
-      bodyBytes: options.bodyBytes ?? 1024 * 1024,
       deadlineMs: options.deadlineMs ?? 120_000,
-    },
-    modelId,
-    startedAt: Math.floor(Date.now() / 1000),
-    apiKeys: options.apiKeys ?? [],
-    checkModel(model) {
-      if (model !== modelId && model !== basename(engine.model.path))
-        throw new ApiError(
-          404,
-          `the model '${model}' does not exist; this server serves '${modelId}'`,
-          "invalid_request_error",
-          "model",
-          "model_not_found",
-        );
-    },
-  };
-  const app = buildApp(context);
-  const address = await app.listen({
-    host: options.host ?? "127.0.0.1",
-    port: options.port ?? 8080,
-  });
-  let closed = false;
-  return {
-    url: address,
-    app,
-    engine,
-    context,
-    async close() {
-      if (closed) return;
-      closed = true;
-      await scheduler.close();
-      await app.close();
-      engine.dispose();
     },
   };
 }

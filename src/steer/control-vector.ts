@@ -84,6 +84,15 @@ export function scaledDirections(cv: ControlVector, scale: number): Map<number, 
   return out;
 }
 
+/** Adds `cv × scale` into `sum` layer by layer (vectors given together add up, as in llama.cpp). */
+export function addScaled(sum: Map<number, Float32Array>, cv: ControlVector, scale: number): void {
+  for (const [layer, v] of scaledDirections(cv, scale)) {
+    const acc = sum.get(layer);
+    if (acc) for (let i = 0; i < v.length; i++) acc[i]! += v[i]!;
+    else sum.set(layer, v);
+  }
+}
+
 /**
  * The buffer llama_set_adapter_cvec takes: nEmbd floats per layer from layer 1 on, zeros for
  * layers without a direction, and the layer range to apply. Layer 0 cannot be expressed.

@@ -67,7 +67,16 @@ export function activationRow(
         `${p.name} cannot be read with act_read (use attn_score for patterns, logit_get for logits)`,
       );
   }
-  if (!row) throw new Error(`${p.name} at position ${pos} was not recorded (observation was off)`);
+  if (!row) {
+    const reads = caps.reads;
+    const available =
+      p.kind === "resid_post" ? reads.hidden : p.kind === "normalized" ? reads.finalNorm : reads.kv;
+    throw new Error(
+      available
+        ? `${p.name} at position ${pos} was not recorded (observation was off)`
+        : `${p.name} reads are not available from this engine`,
+    );
+  }
   return row;
 }
 

@@ -8,7 +8,7 @@ import {
   llamaVectorData,
   parseVectorArgument,
   readControlVector,
-  scaledDirections,
+  addScaled,
   type ControlVector,
 } from "./control-vector.js";
 
@@ -27,11 +27,7 @@ export function loadVectorArguments(args: readonly string[], engine: Engine): Lo
     const cv = readControlVector(path);
     checkFits(cv, engine.capabilities, path);
     library.set(basename(path).replace(/\.gguf$/i, ""), cv);
-    for (const [layer, v] of scaledDirections(cv, scale)) {
-      const sum = combined.get(layer);
-      if (sum) for (let i = 0; i < v.length; i++) sum[i]! += v[i]!;
-      else combined.set(layer, v);
-    }
+    addScaled(combined, cv, scale);
   }
   return { combined, library };
 }

@@ -98,6 +98,49 @@ test("logprobs are sorted and consistent with the sampled token", async () => {
   // Sampled tokens are the content minus the injected results.
   const sampled = items.map((i) => i.token).join("");
   assert.ok(!sampled.includes("= VM[1817517]"), "injected text is not a sampled token");
+  // usage counts the tokens with text, as the logprobs list them: not the end-of-text token.
+  assert.equal(res.choices[0]!.finish_reason, "stop");
+  assert.equal(res.usage!.completion_tokens, items.length);
+});
+
+test("each streamed chunk's logprobs are those of the tokens whose text it carries", async () => {
+  // "\nThe answer" is never written, but "\n" and "\nThe" are held back until the next token
+  // shows they do not start it: their logprobs must wait for their text.
+  const stream = await client(server).chat.completions.create({
+    model: "ruffian-nano",
+    messages: ask,
+    temperature: 0,
+    logprobs: true,
+    stop: ["\nThe answer"],
+    stream: true,
+    stream_options: { include_usage: true },
+  });
+  const all: string[] = [];
+  let text = "";
+  let usage;
+  for await (const chunk of stream) {
+    if (chunk.usage) usage = chunk.usage;
+    const choice = chunk.choices[0];
+    if (!choice) continue;
+    const content = choice.delta.content ?? "";
+    text += content;
+    const tokens = (choice.logprobs?.content ?? []).map((t) => t.token);
+    all.push(...tokens);
+    // The chunk's tokens appear in its own text, in order (injected results lie between them).
+    let at = 0;
+    for (const token of tokens) {
+      const found = content.indexOf(token, at);
+      assert.ok(
+        found >= 0,
+        `token ${JSON.stringify(token)} is not in its chunk ${JSON.stringify(content)}`,
+      );
+      at = found + token.length;
+    }
+  }
+  assert.match(text, /1817517\.\n/);
+  assert.ok(all.includes("\n"), "a held-back newline token was streamed");
+  assert.equal(all.join(""), text.replace(/ = VM\[1817517\]/, ""));
+  assert.equal(usage!.completion_tokens, all.length);
 });
 
 test("n = 2 with temperature gives two choices, each seeded differently", async () => {

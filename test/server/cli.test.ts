@@ -1,4 +1,5 @@
-// `ruffian serve` as a user starts it: a child process that prints its URL when ready, answers,
+// `ruffian serve` as a user starts it: a child process that prints its URL when it listens and
+// again when ready, answers,
 // and exits 0 on SIGTERM; bad options exit 2 without a stack trace.
 import { test } from "node:test";
 import assert from "node:assert/strict";
@@ -17,12 +18,16 @@ test("ruffian serve prints its URL, answers on loopback and stops on SIGTERM", a
   const url = await new Promise<string>((resolve, reject) => {
     child.stdout.on("data", (d: Buffer) => {
       stdout += d.toString();
-      const m = /(http:\/\/127\.0\.0\.1:\d+)/.exec(stdout);
+      const m = /(http:\/\/127\.0\.0\.1:\d+) · model/.exec(stdout);
       if (m) resolve(m[1]!);
     });
     child.on("exit", (code) => reject(new Error(`serve exited with ${code} before listening`)));
   });
-  assert.match(stdout, /model ruffian-nano · 2 slots/);
+  // It says where it listens before the model is in, then that it serves.
+  assert.match(
+    stdout,
+    /^ruffian serve: listening on http:\/\/127\.0\.0\.1:\d+, loading .*ruffian-nano\.gguf …\nruffian serve: http:\/\/127\.0\.0\.1:\d+ · model ruffian-nano · 2 slots/,
+  );
   const res = await fetch(`${url}/v1/chat/completions`, {
     method: "POST",
     headers: { "content-type": "application/json" },

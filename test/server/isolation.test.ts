@@ -59,6 +59,13 @@ int main() { hook_set("spin", 10); return 0; }`;
   assert.equal(events.at(-1), "data: [DONE]");
   const error = JSON.parse(events.at(-2)!.slice("data: ".length));
   assert.equal(error.error.code, "hook_failed");
+  const hookErrors = events
+    .slice(0, -2)
+    .flatMap((e) => JSON.parse(e.slice("data: ".length)).ruffian?.events ?? [])
+    .filter((e: { type: string }) => e.type === "hook-error");
+  assert.equal(hookErrors.length, 1);
+  assert.deepEqual(Object.keys(hookErrors[0]).sort(), ["hook", "message", "seq", "step", "type"]);
+  assert.ok(Number.isInteger(hookErrors[0].seq) && hookErrors[0].seq >= 0);
   await expectCorrect(31, 97);
 });
 
@@ -135,7 +142,33 @@ test("activation reads in hooks need --glass-box; with it they work", async () =
 int main() { hook_set("h", 2); return 0; }`;
   const refused = await chat(question(6, 7), { hook });
   assert.equal(refused.status, 422);
-  assert.match(refused.json.error.message, /--glass-box/);
+  // The message names the intrinsic, the problem and the way out, never "internal error".
+  assert.match(
+    refused.json.error.message,
+    /^hook 'h' failed at step 0: emb_variance: hidden state reads are not available from this engine at 1:\d+ \(start the server with --glass-box/,
+  );
+  const inMain = await chat(question(6, 7), {
+    hook: 'int main() { float v = act_read("blocks.0.hook_resid_post", 0, 0); return 0; }',
+  });
+  assert.equal(inMain.status, 422);
+  assert.match(
+    inMain.json.error.message,
+    /^the hook program failed: act_read: blocks\.0\.hook_resid_post reads are not available from this engine at 1:\d+ \(start the server with --glass-box/,
+  );
+  const inRegion = await chat(
+    question(6, 7),
+    { hook: forceTextHook(" [C: emb_read(0, 0, 0)]") },
+    {
+      max_tokens: 40,
+    },
+  );
+  assert.equal(inRegion.status, 200);
+  assert.match(
+    inRegion.json.ruffian.regions[0].error,
+    /^emb_read: hidden state reads are not available from this engine at 1:\d+ \(start the server with --glass-box/,
+  );
+  for (const r of [refused, inMain, inRegion])
+    assert.doesNotMatch(JSON.stringify(r.json), /internal error/);
   const glassBox = await serve({ slots: 1, glassBox: true });
   try {
     const res = await post(glassBox, "/v1/chat/completions", {

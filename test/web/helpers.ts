@@ -14,7 +14,8 @@ export interface Served {
   stop(): Promise<void>;
 }
 
-/** Starts `ruffian serve --port 0 …` and resolves with its URL once it prints it. */
+/** Starts `ruffian serve --port 0 …` and resolves with its URL once it serves (it prints the URL
+ * once when it listens and again, with the model, when the model is loaded). */
 export function serve(args: string[] = []): Promise<Served> {
   const child = spawn(
     process.execPath,
@@ -25,11 +26,11 @@ export function serve(args: string[] = []): Promise<Served> {
   return new Promise((resolve, reject) => {
     const onData = (data: Buffer) => {
       output += data.toString();
-      const found = /https?:\/\/[\d.]+:\d+/.exec(output);
+      const found = /(https?:\/\/[\d.]+:\d+) · model/.exec(output);
       if (!found) return;
       child.stdout!.off("data", onData);
       resolve({
-        url: found[0],
+        url: found[1]!,
         process: child,
         stop: () =>
           new Promise((done) => {

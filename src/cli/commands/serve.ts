@@ -1,5 +1,6 @@
-// `ruffian serve`: the OpenAI-compatible server (src/server/). Prints its URL once the model is
-// loaded and it listens; SIGINT/SIGTERM stop it cleanly.
+// `ruffian serve`: the OpenAI-compatible server (src/server/). Prints its URL as soon as it
+// listens (/health answers 503 "loading" until the model is in), then a line once it serves;
+// SIGINT/SIGTERM stop it cleanly.
 import { readFileSync } from "node:fs";
 import { nanoModelPath } from "../../paths.js";
 import type { VmProfileName } from "../../vm/limits.js";
@@ -69,7 +70,11 @@ export async function serveCommand(opts: ServeCommandOptions): Promise<number> {
   const { startServer } = await import("../../server/server.js");
   let server;
   try {
-    server = await startServer(settings);
+    server = await startServer({
+      ...settings,
+      onListening: (url) =>
+        process.stdout.write(`ruffian serve: listening on ${url}, loading ${settings.model} …\n`),
+    });
   } catch (err) {
     process.stderr.write(`ruffian serve: ${(err as Error).message}\n`);
     return 1;

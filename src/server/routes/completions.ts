@@ -21,11 +21,11 @@ import { openEventStream, type EventStream } from "../sse.js";
 export function completionRoutes(app: ServerApp, ctx: ServerContext): void {
   app.post("/v1/chat/completions", { schema: { body: ChatCompletionBody } }, (req, reply) => {
     ctx.checkModel(req.body.model);
-    return complete(ctx, req, reply, "chat", planChat(ctx.engine, req.body, ctx.limits));
+    return complete(ctx, req, reply, "chat", planChat(ctx, req.body));
   });
   app.post("/v1/completions", { schema: { body: CompletionBody } }, (req, reply) => {
     ctx.checkModel(req.body.model);
-    return complete(ctx, req, reply, "text", planCompletion(ctx.engine, req.body, ctx.limits));
+    return complete(ctx, req, reply, "text", planCompletion(ctx, req.body));
   });
 }
 

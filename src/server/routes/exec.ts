@@ -5,9 +5,8 @@ import { runC } from "../../vm/session.js";
 import { runCalc } from "../../calc/calc.js";
 import { LispSession } from "../../lisp/session.js";
 import { ExecBody } from "../schemas.js";
+import { toJson } from "../json.js";
 import type { VmOutcome } from "../../vm/result.js";
-
-const jsonSafe = (_k: string, v: unknown): unknown => (typeof v === "bigint" ? v.toString() : v);
 
 export function execRoutes(app: ServerApp, ctx: ServerContext): void {
   app.post("/v1/exec", { schema: { body: ExecBody } }, (req, reply) => {
@@ -25,6 +24,6 @@ export function execRoutes(app: ServerApp, ctx: ServerContext): void {
         outcome = new LispSession().run(source);
         break;
     }
-    return reply.type("application/json").send(JSON.stringify({ language, ...outcome }, jsonSafe));
+    return reply.type("application/json").send(toJson({ language, ...outcome }));
   });
 }

@@ -1,11 +1,11 @@
 // GET /v1/models, GET /health and GET /metrics: what is served, whether it is ready, and the
-// Prometheus counters.
+// Prometheus counters. /health and /metrics answer while the model loads.
 import { statSync } from "node:fs";
 import type { ServerApp, ServerContext } from "../app.js";
 
 export function infoRoutes(app: ServerApp, ctx: ServerContext): void {
-  // The model file's size, read once: what a user compares models by ("3.8 MB").
-  const bytes = statSync(ctx.engine.model.path).size;
+  // The model file's size, read once loaded: what a user compares models by ("3.8 MB").
+  let bytes: number | undefined;
   const model = () => ({
     id: ctx.modelId,
     object: "model",
@@ -14,7 +14,7 @@ export function infoRoutes(app: ServerApp, ctx: ServerContext): void {
     ruffian: {
       path: ctx.engine.model.path,
       description: ctx.engine.model.description,
-      bytes,
+      bytes: (bytes ??= statSync(ctx.engine.model.path).size),
       vocabulary: ctx.engine.capabilities.nVocab,
       slots: ctx.scheduler.slots,
       slotContext: ctx.limits.slotContext,
@@ -25,12 +25,21 @@ export function infoRoutes(app: ServerApp, ctx: ServerContext): void {
     ctx.checkModel((req.params as { id: string }).id);
     return model();
   });
-  app.get("/health", () => ({
-    status: "ok",
-    slots_idle: ctx.scheduler.slots - ctx.scheduler.busy,
-    slots_processing: ctx.scheduler.busy,
-    queued: ctx.scheduler.waiting,
-  }));
+  app.get("/health", (_req, reply) => {
+    if (!ctx.ready) {
+      const loading = ctx.loadingError();
+      return reply
+        .code(loading.status)
+        .headers(loading.headers)
+        .send({ status: "loading", ...loading.body() });
+    }
+    return {
+      status: "ok",
+      slots_idle: ctx.scheduler.slots - ctx.scheduler.busy,
+      slots_processing: ctx.scheduler.busy,
+      queued: ctx.scheduler.waiting,
+    };
+  });
   app.get("/metrics", async (_req, reply) => {
     const registry = ctx.metrics.registry;
     return reply.type(registry.contentType).send(await registry.metrics());

@@ -4,8 +4,8 @@ import { badRequest } from "../errors.js";
 import { DetokenizeBody, TokenizeBody } from "../schemas.js";
 
 export function tokenRoutes(app: ServerApp, ctx: ServerContext): void {
-  const engine = ctx.engine;
   app.post("/tokenize", { schema: { body: TokenizeBody } }, (req) => {
+    const engine = ctx.engine;
     const tokens = engine.tokenize(req.body.content, {
       addSpecial: req.body.add_special ?? false,
       parseSpecial: true,
@@ -14,6 +14,7 @@ export function tokenRoutes(app: ServerApp, ctx: ServerContext): void {
     return { tokens: tokens.map((id) => ({ id, piece: engine.tokenText(id) })) };
   });
   app.post("/detokenize", { schema: { body: DetokenizeBody } }, (req) => {
+    const engine = ctx.engine;
     const n = engine.capabilities.nVocab;
     const bad = req.body.tokens.findIndex((t) => t >= n);
     if (bad >= 0)

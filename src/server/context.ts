@@ -1,0 +1,108 @@
+// What the routes share: the served model once it is loaded (engine, scheduler, sessions,
+// limits), and what exists from the start (metrics, keys). The server listens before it loads
+// the model, so the model-dependent parts are behind getters that answer 503 while loading.
+import { basename } from "node:path";
+import type { Engine } from "../engine/types.js";
+import { ApiError } from "./errors.js";
+import type { ServerMetrics } from "./metrics.js";
+import type { ServerLimits } from "./request-plan.js";
+import type { Scheduler } from "./scheduler.js";
+import type { SessionStore } from "./sessions.js";
+import type { VectorRegistry } from "./vectors.js";
+
+/** The parts of the context that exist once the model is loaded. */
+export interface LoadedModel {
+  engine: Engine;
+  scheduler: Scheduler;
+  sessions: SessionStore;
+  /** Control vectors registered at start (`--control-vector NAME=PATH`) for requests to name. */
+  vectors: VectorRegistry;
+  limits: ServerLimits & {
+    /** Milliseconds a generation may run before it is cancelled. */
+    deadlineMs: number;
+  };
+}
+
+/** The name clients pass as `model`: the file name without `.gguf`. */
+export function modelIdOf(path: string): string {
+  return basename(path).replace(/\.gguf$/i, "");
+}
+
+/** Seconds a client should wait before asking again while the model loads. */
+const LOADING_RETRY_AFTER = "1";
+
+export class ServerContext {
+  private model: LoadedModel | undefined;
+  /** Unix seconds. */
+  readonly startedAt = Math.floor(Date.now() / 1000);
+
+  constructor(
+    readonly metrics: ServerMetrics,
+    /** Bearer keys accepted on /v1/*; empty: no auth. */
+    readonly apiKeys: readonly string[],
+    /** Largest request body in bytes (413 beyond). */
+    readonly bodyBytes: number,
+    /** The model's path or hf: URI as given (its id is known before it loads). */
+    private readonly modelSource: string,
+  ) {}
+
+  get ready(): boolean {
+    return this.model !== undefined;
+  }
+
+  /** Called once the model is loaded; from then on every route serves. */
+  attach(model: LoadedModel): void {
+    this.model = model;
+  }
+
+  /** The 503 every model route answers while the model loads. */
+  loadingError(): ApiError {
+    return new ApiError(
+      503,
+      `the model ${this.modelId} is still loading; retry shortly`,
+      "server_overloaded",
+      null,
+      "model_loading",
+      { "retry-after": LOADING_RETRY_AFTER },
+    );
+  }
+
+  private loaded(): LoadedModel {
+    if (!this.model) throw this.loadingError();
+    return this.model;
+  }
+
+  get engine(): Engine {
+    return this.loaded().engine;
+  }
+  get scheduler(): Scheduler {
+    return this.loaded().scheduler;
+  }
+  get sessions(): SessionStore {
+    return this.loaded().sessions;
+  }
+  get vectors(): VectorRegistry {
+    return this.loaded().vectors;
+  }
+  get limits(): LoadedModel["limits"] {
+    return this.loaded().limits;
+  }
+
+  /** The name clients pass as `model`. */
+  get modelId(): string {
+    return modelIdOf(this.model?.engine.model.path ?? this.modelSource);
+  }
+
+  /** Throws a 404 in OpenAI's shape unless `model` names the served model. */
+  checkModel(model: string): void {
+    const path = this.engine.model.path;
+    if (model !== this.modelId && model !== basename(path))
+      throw new ApiError(
+        404,
+        `the model '${model}' does not exist; this server serves '${this.modelId}'`,
+        "invalid_request_error",
+        "model",
+        "model_not_found",
+      );
+  }
+}
