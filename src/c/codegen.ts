@@ -74,6 +74,8 @@ export interface CodegenOptions {
   maxCallDepth: number;
   /** Signed integer arithmetic wraps (gcc's -fwrapv) instead of trapping on overflow. */
   wrapv?: boolean;
+  /** Dereferencing an address below this traps as a null pointer dereference (0: no check). */
+  nullGuard?: number;
 }
 
 export interface CompiledModule {
@@ -798,8 +800,10 @@ class FunctionGenerator {
     }
   }
 
-  /** Pushes the base address of an lvalue and returns the constant offset to add to it. */
-  private addrParts(n: Node): number {
+  /** Pushes the base address of an lvalue and returns the constant offset to add to it.
+   * `access`: the address will be loaded from or stored to (so a null pointer must trap);
+   * false when only the address is wanted (`&p->x`, offsetof). */
+  private addrParts(n: Node, access = true): number {
     const fb = this.fb;
     switch (n.kind) {
       case "var": {
@@ -825,14 +829,16 @@ class FunctionGenerator {
           const c = Number(BigInt.asIntN(32, p.rhs!.ival!));
           if (c >= 0 && c < 1 << 20) {
             this.expr(p.lhs!);
+            if (access) this.nullCheck(n);
             return c;
           }
         }
         this.expr(p);
+        if (access) this.nullCheck(n);
         return 0;
       }
       case "member":
-        return this.addrParts(n.lhs!) + n.member!.offset;
+        return this.addrParts(n.lhs!, access) + n.member!.offset;
       case "str":
         fb.i32(n.addr!);
         return 0;
@@ -848,8 +854,19 @@ class FunctionGenerator {
         throw typeError("expression is not an lvalue", n);
     }
   }
-  private addr(n: Node): void {
-    const off = this.addrParts(n);
+  /** With an address on the stack, traps if it points into the null guard (NULL, or a small
+   * offset from it: `p->next` of a NULL p). The C library's code is exempt (see Func.library). */
+  private nullCheck(at: Node): void {
+    const guard = this.ctx.opts.nullGuard ?? 0;
+    if (guard === 0 || this.f.library) return;
+    const fb = this.fb;
+    const p = this.scratchLocal("nullp", "i32");
+    fb.localTee(p).i32(guard).op(Op.i32_lt_u).blockOp(Op.if);
+    fb.at(at).trapHere(TrapCode.nullPointer);
+    fb.op(Op.end).localGet(p);
+  }
+  private addr(n: Node, access = false): void {
+    const off = this.addrParts(n, access);
     if (off) this.fb.i32(off).op(Op.i32_add);
   }
   private isRegister(n: Node): boolean {
@@ -1657,7 +1674,7 @@ class FunctionGenerator {
     }
     if (isAggregate(t)) {
       const dst = this.tmp("i32");
-      this.addr(l);
+      this.addr(l, true);
       fb.localTee(dst);
       this.expr(n.rhs!);
       fb.i32(t.size).prefix(PrefixOp.memory_copy).u32(0).u32(0);

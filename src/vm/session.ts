@@ -20,7 +20,7 @@ import { T, arrayOf, typeName, type Type } from "../c/types.js";
 import { OutputBuffer, hostLibrary, type HostState } from "./host.js";
 import { IntrinsicRegistry, KNOWN_INTRINSICS, makeIntrinsicContext } from "./intrinsics.js";
 import { resolveLimits, type VmLimits, type VmProfileName } from "./limits.js";
-import { VmMemory } from "./memory.js";
+import { NULL_GUARD, VmMemory } from "./memory.js";
 import type { VmError, VmErrorKind, VmOutcome, VmStats, VmValue } from "./result.js";
 import { Wasm, type WasmGlobal, type WasmInstance } from "./wasm-api.js";
 
@@ -76,6 +76,7 @@ function baseScope(): GlobalScope {
     hostTypes = new Map();
     for (const [name, f] of decl.scope.funcs) hostTypes.set(name, f.ty);
     const lib = parse(preprocess(tokenize(C_LIBRARY)), decl.scope, noAlloc);
+    for (const f of lib.defined) f.library = true;
     libraryScope = lib.scope;
   }
   return libraryScope;
@@ -334,6 +335,7 @@ export class VmSession {
       stackLow: this.mem.stackLow,
       maxCallDepth: this.limits.maxCallDepth,
       wrapv: this.wrapv,
+      nullGuard: NULL_GUARD,
     });
   }
 
@@ -627,7 +629,12 @@ function trapFor(code: number, line: number, col: number, limits: VmLimits): Err
     case TrapCode.exit:
       return new ExitSignal(line);
     case TrapCode.nullPointer:
-      return new VmTrap("runtime", "null pointer dereference (address below 1024)", line, col);
+      return new VmTrap(
+        "runtime",
+        `null pointer dereference (address below ${NULL_GUARD})`,
+        line,
+        col,
+      );
     default:
       if (code >= TrapCode.overflow && code < TrapCode.overflow + OVERFLOW_OPS.length * 2)
         return new VmTrap("runtime", overflowMessage(code - TrapCode.overflow), line, col);
