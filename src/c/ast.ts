@@ -148,6 +148,8 @@ export interface Func {
   /** Names of functions (user, library, intrinsic) this one calls or takes the address of. */
   refs: Map<string, { line: number; col: number }>;
   isStatic: boolean;
+  /** The C library's own code: it may touch the null guard, where the allocator keeps its state. */
+  library?: boolean;
   /** For a function with `...`: the hidden parameter pointing at its variadic argument slots. */
   varargs?: Var;
   /** Labels defined and goto statements seen (checked when the body has been read). */

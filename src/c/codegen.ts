@@ -3,6 +3,7 @@
 // frame in linear memory. Loops and calls are metered; division and recursion are checked.
 import { LARGE_LOCAL_BYTES, type Func, type Initializer, type Node, type Var } from "./ast.js";
 import { CompileError, typeError } from "./errors.js";
+import { BRIDGE_TABLE, bridgeLayout, hostSig, type BridgeLayout } from "./host-bridge.js";
 import { INLINE_FUNCTIONS } from "./library.js";
 import {
   T,
@@ -73,14 +74,18 @@ export interface CodegenOptions {
   maxCallDepth: number;
   /** Signed integer arithmetic wraps (gcc's -fwrapv) instead of trapping on overflow. */
   wrapv?: boolean;
+  /** Dereferencing an address below this traps as a null pointer dereference (0: no check). */
+  nullGuard?: number;
 }
 
 export interface CompiledModule {
   bytes: Uint8Array;
   /** Per defined function: module offset of its code and its (offset, line, col) triples. */
   positions: { codeStart: number; entries: number[]; traps: number[] }[];
-  /** Names of imported functions, in import order ("trap", "refuel", host functions, intrinsics). */
-  imports: { kind: "core" | "host" | "intrinsic"; name: string; sig: FuncSig }[];
+  /** Imported functions, in import order: the intrinsics the block calls. */
+  imports: { kind: "intrinsic"; name: string; sig: FuncSig }[];
+  /** Host library functions the block calls (through the host bridge's table). */
+  hostCalls: string[];
   /** Exported user functions and their C types. */
   exports: Map<string, Type>;
   /** A loop nest is predicted to run long (see predictLongRunning): worth optimizing up front. */
@@ -115,12 +120,6 @@ function predictLongRunning(order: Func[]): boolean {
   return order.some((f) => deepest(f.body!) > LONG_RUNNING_ITERATIONS);
 }
 
-const HOST_SCALAR = (t: Type): ValType => {
-  // Host imports never see BigInt: 64-bit integers cross the boundary as doubles.
-  const v = valType(t);
-  return v === "i64" || v === "f32" ? "f64" : v;
-};
-
 /** User functions: scalars by value, structs by address; a struct result is written to a
  * caller-provided buffer passed as a hidden first parameter, whose address is returned. */
 function userSig(f: Type): FuncSig {
@@ -149,21 +148,13 @@ function maxVarargsInit(i: Initializer): number {
   return m;
 }
 
-function hostSig(f: Type): FuncSig {
-  const params = f.params!.map(HOST_SCALAR);
-  if (f.variadic) params.push("i32");
-  return { params, results: f.ret!.kind === "void" ? [] : [HOST_SCALAR(f.ret!)] };
-}
-
 /** Compiles the functions reachable from `roots` into a module. */
 export function generateModule(opts: CodegenOptions): CompiledModule {
   const types = new TypeTable();
-  const imports: CompiledModule["imports"] = [
-    { kind: "core", name: "trap", sig: { params: ["i32", "i32", "i32"], results: [] } },
-    { kind: "core", name: "refuel", sig: { params: [], results: [] } },
-    { kind: "core", name: "charge", sig: { params: ["f64"], results: [] } },
-  ];
+  const imports: CompiledModule["imports"] = [];
   const importIndex = new Map<string, number>();
+  const bridge = bridgeLayout(opts.hostFunctions);
+  const hostCalls: string[] = [];
   const order: Func[] = [];
   const funcIndex = new Map<string, number>();
 
@@ -182,10 +173,7 @@ export function generateModule(opts: CodegenOptions): CompiledModule {
     }
     if (opts.hostFunctions.has(name)) {
       seen.add(name);
-      if (!INLINE_FUNCTIONS.has(name)) {
-        importIndex.set(name, imports.length);
-        imports.push({ kind: "host", name, sig: hostSig(opts.hostFunctions.get(name)!) });
-      }
+      if (!INLINE_FUNCTIONS.has(name)) hostCalls.push(name);
       return;
     }
     if (opts.intrinsics.has(name)) {
@@ -209,6 +197,7 @@ export function generateModule(opts: CodegenOptions): CompiledModule {
     importIndex,
     funcIndex,
     imports,
+    bridge,
     recursive: findRecursive(order, opts),
   };
   const functions = order.map((f) => ({
@@ -230,6 +219,7 @@ export function generateModule(opts: CodegenOptions): CompiledModule {
       imports: imports.map(
         (i) => ({ module: i.kind, name: i.name, sig: i.sig }) satisfies ImportedFunc,
       ),
+      importedTable: { ...BRIDGE_TABLE, size: bridge.entries.length },
       memory: {
         module: "env",
         name: "memory",
@@ -258,6 +248,7 @@ export function generateModule(opts: CodegenOptions): CompiledModule {
     bytes: encoded.bytes,
     positions,
     imports,
+    hostCalls,
     exports,
     // Recursion goes optimized too: Liftoff frames are several times larger, and a deep
     // recursion would exhaust the host's stack long before maxCallDepth.
@@ -306,7 +297,12 @@ interface ModuleContext {
   importIndex: Map<string, number>;
   funcIndex: Map<string, number>;
   imports: CompiledModule["imports"];
+  bridge: BridgeLayout;
 }
+
+/** Table 0 is the host bridge's (imported); table 1 holds the block's function pointers. */
+const HOST_TABLE = 0;
+const FUNCTION_TABLE = 1;
 
 /** Wasm block labels: loop/switch targets, plain blocks, and `dispatch:n`, the loop at the top
  * of a C block with labels that every goto into that block branches back to. */
@@ -593,7 +589,14 @@ class FunctionGenerator {
     return this.fb.addLocal(t);
   }
   private trap(code: number, at: { line: number; col: number }): void {
-    this.fb.i32(code).i32(at.line).i32(at.col).call(0);
+    this.fb.i32(code).i32(at.line).i32(at.col);
+    this.callHost("trap");
+  }
+  /** Calls a core or host library function through the host bridge's table. */
+  private callHost(name: string): void {
+    const { entries, slots } = this.ctx.bridge;
+    const slot = slots.get(name)!;
+    this.fb.i32(slot).callIndirect(this.ctx.types.indexOf(entries[slot]!.sig), HOST_TABLE);
   }
   private scratchLocal(name: string, t: ValType): number {
     let idx = this.scratch.get(name);
@@ -668,7 +671,9 @@ class FunctionGenerator {
   private meter(w: number): void {
     const fb = this.fb;
     fb.globalGet(GLOBAL_FUEL).i32(w).op(Op.i32_sub).globalSet(GLOBAL_FUEL);
-    fb.globalGet(GLOBAL_FUEL).i32(0).op(Op.i32_lt_s).blockOp(Op.if).trapPoint().call(1).op(Op.end);
+    fb.globalGet(GLOBAL_FUEL).i32(0).op(Op.i32_lt_s).blockOp(Op.if);
+    this.callHost("refuel");
+    fb.op(Op.end);
   }
   /** Loop back-edges count into a wasm local (a register) and settle with the shared tank only
    * every LOCAL_FUEL_BATCH units and when the function returns, keeping hot loops tight. */
@@ -679,7 +684,9 @@ class FunctionGenerator {
     fb.localGet(m).i32(w).op(Op.i32_add).localTee(m).i32(LOCAL_FUEL_BATCH).op(Op.i32_gt_s);
     fb.blockOp(Op.if);
     this.settleFuel();
-    fb.globalGet(GLOBAL_FUEL).i32(0).op(Op.i32_lt_s).blockOp(Op.if).trapPoint().call(1).op(Op.end);
+    fb.globalGet(GLOBAL_FUEL).i32(0).op(Op.i32_lt_s).blockOp(Op.if);
+    this.callHost("refuel");
+    fb.op(Op.end);
     fb.op(Op.end);
   }
   /** Charges a counted loop's whole cost once, before it starts (see countedLoop). */
@@ -708,14 +715,17 @@ class FunctionGenerator {
       .i64(1n << 30n)
       .op(Op.i64_gt_s);
     fb.blockOp(Op.if);
-    fb.localGet(t).op(Op.f64_convert_i64_s).trapPoint().call(2);
+    fb.localGet(t).op(Op.f64_convert_i64_s);
+    this.callHost("charge");
     fb.op(Op.else);
     if (this.fuelLocal < 0) this.fuelLocal = fb.addLocal("i32");
     const m = this.fuelLocal;
     fb.localGet(m).localGet(t).op(Op.i32_wrap_i64).op(Op.i32_add).localTee(m);
     fb.i32(LOCAL_FUEL_BATCH).op(Op.i32_gt_s).blockOp(Op.if);
     this.settleFuel();
-    fb.globalGet(GLOBAL_FUEL).i32(0).op(Op.i32_lt_s).blockOp(Op.if).trapPoint().call(1).op(Op.end);
+    fb.globalGet(GLOBAL_FUEL).i32(0).op(Op.i32_lt_s).blockOp(Op.if);
+    this.callHost("refuel");
+    fb.op(Op.end);
     fb.op(Op.end);
     fb.op(Op.end);
   }
@@ -790,8 +800,10 @@ class FunctionGenerator {
     }
   }
 
-  /** Pushes the base address of an lvalue and returns the constant offset to add to it. */
-  private addrParts(n: Node): number {
+  /** Pushes the base address of an lvalue and returns the constant offset to add to it.
+   * `access`: the address will be loaded from or stored to (so a null pointer must trap);
+   * false when only the address is wanted (`&p->x`, offsetof). */
+  private addrParts(n: Node, access = true): number {
     const fb = this.fb;
     switch (n.kind) {
       case "var": {
@@ -817,14 +829,16 @@ class FunctionGenerator {
           const c = Number(BigInt.asIntN(32, p.rhs!.ival!));
           if (c >= 0 && c < 1 << 20) {
             this.expr(p.lhs!);
+            if (access) this.nullCheck(n);
             return c;
           }
         }
         this.expr(p);
+        if (access) this.nullCheck(n);
         return 0;
       }
       case "member":
-        return this.addrParts(n.lhs!) + n.member!.offset;
+        return this.addrParts(n.lhs!, access) + n.member!.offset;
       case "str":
         fb.i32(n.addr!);
         return 0;
@@ -840,8 +854,19 @@ class FunctionGenerator {
         throw typeError("expression is not an lvalue", n);
     }
   }
-  private addr(n: Node): void {
-    const off = this.addrParts(n);
+  /** With an address on the stack, traps if it points into the null guard (NULL, or a small
+   * offset from it: `p->next` of a NULL p). The C library's code is exempt (see Func.library). */
+  private nullCheck(at: Node): void {
+    const guard = this.ctx.opts.nullGuard ?? 0;
+    if (guard === 0 || this.f.library) return;
+    const fb = this.fb;
+    const p = this.scratchLocal("nullp", "i32");
+    fb.localTee(p).i32(guard).op(Op.i32_lt_u).blockOp(Op.if);
+    fb.at(at).trapHere(TrapCode.nullPointer);
+    fb.op(Op.end).localGet(p);
+  }
+  private addr(n: Node, access = false): void {
+    const off = this.addrParts(n, access);
     if (off) this.fb.i32(off).op(Op.i32_add);
   }
   private isRegister(n: Node): boolean {
@@ -1649,7 +1674,7 @@ class FunctionGenerator {
     }
     if (isAggregate(t)) {
       const dst = this.tmp("i32");
-      this.addr(l);
+      this.addr(l, true);
       fb.localTee(dst);
       this.expr(n.rhs!);
       fb.i32(t.size).prefix(PrefixOp.memory_copy).u32(0).u32(0);
@@ -1782,7 +1807,9 @@ class FunctionGenerator {
         return;
       }
       const idx = this.ctx.importIndex.get(name);
-      if (idx === undefined) throw typeError(`unknown function '${name}'`, n);
+      const hostSlot = this.ctx.bridge.slots.get(name);
+      if (idx === undefined && hostSlot === undefined)
+        throw typeError(`unknown function '${name}'`, n);
       const fty = n.fnTy!;
       const params = fty.params!;
       if (fty.variadic) {
@@ -1801,7 +1828,8 @@ class FunctionGenerator {
         }
       }
       fb.at(n);
-      fb.call(idx);
+      if (idx !== undefined) fb.call(idx);
+      else this.callHost(name);
       this.hostResult(fty.ret!);
       if (fty.ret!.kind === "void" && n.ty!.kind !== "void") fb.i32(0);
       return;
@@ -1816,9 +1844,7 @@ class FunctionGenerator {
     for (const a of args.slice(0, fty.params!.length)) this.expr(a);
     if (fty.variadic) this.varargs(args.slice(fty.params!.length));
     this.expr(n.lhs!);
-    fb.op(Op.call_indirect);
-    fb.u32(this.ctx.types.indexOf(userSig(fty)));
-    fb.u32(0);
+    fb.callIndirect(this.ctx.types.indexOf(userSig(fty)), FUNCTION_TABLE);
   }
 
   /** For a callee returning a struct: reserve a frame slot and pass its address. */
@@ -2023,7 +2049,8 @@ class FunctionGenerator {
       case "exit":
         fb.i32(TrapCode.exit);
         one();
-        fb.i32(0).call(0);
+        fb.i32(0);
+        this.callHost("trap");
         return;
     }
     throw typeError(`unknown function '${name}'`, n);

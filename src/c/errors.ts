@@ -1,6 +1,6 @@
 // The one exception type every compiler stage throws: a VmError kind, a message naming the
 // problem and the 1-based line:column in the submitted source.
-import type { VmErrorKind } from "../vm/result.js";
+import type { VmErrorKind } from "../outcome.js";
 
 export class CompileError extends Error {
   constructor(

@@ -324,6 +324,14 @@ export class FuncBuilder {
     pushU32(this.code, i);
     return this;
   }
+  /** call_indirect through `table` with signature `typeIndex` (the slot is on the stack). */
+  callIndirect(typeIndex: number, table: number): this {
+    this.mark();
+    this.code.push(Op.call_indirect);
+    pushU32(this.code, typeIndex);
+    pushU32(this.code, table);
+    return this;
+  }
   br(depth: number): this {
     this.code.push(Op.br);
     pushU32(this.code, depth);
@@ -350,9 +358,13 @@ export interface GlobalDef {
 }
 
 export interface ModuleSpec {
+  /** The module's name in stack traces (the name section's module name). */
+  name?: string;
   imports: ImportedFunc[];
+  /** An imported funcref table (table 0 when present, so the module's own table is then 1). */
+  importedTable?: { module: string; name: string; size: number };
   /** Imported memory (module "env", name "memory"), shared by every module of a session. */
-  memory: { module: string; name: string; minPages: number; maxPages: number };
+  memory?: { module: string; name: string; minPages: number; maxPages: number };
   functions: { sig: FuncSig; body: FuncBuilder; exportName?: string }[];
   globals: GlobalDef[];
   /** Function indices placed in a table at slots 0..n-1 (for call_indirect); null leaves a hole. */
@@ -416,19 +428,29 @@ export function encodeModule(spec: ModuleSpec, types: TypeTable): EncodedModule 
   section(out, 1, typeSec);
 
   const importSec: number[] = [];
-  pushU32(importSec, spec.imports.length + 1);
+  pushU32(importSec, spec.imports.length + (spec.memory ? 1 : 0) + (spec.importedTable ? 1 : 0));
   spec.imports.forEach((imp, i) => {
     pushName(importSec, imp.module);
     pushName(importSec, imp.name);
     importSec.push(0x00);
     pushU32(importSec, importTypes[i]!);
   });
-  pushName(importSec, spec.memory.module);
-  pushName(importSec, spec.memory.name);
-  importSec.push(0x02, 0x01);
-  pushU32(importSec, spec.memory.minPages);
-  pushU32(importSec, spec.memory.maxPages);
+  if (spec.importedTable) {
+    pushName(importSec, spec.importedTable.module);
+    pushName(importSec, spec.importedTable.name);
+    importSec.push(0x01, 0x70, 0x00);
+    pushU32(importSec, spec.importedTable.size);
+  }
+  if (spec.memory) {
+    pushName(importSec, spec.memory.module);
+    pushName(importSec, spec.memory.name);
+    importSec.push(0x02, 0x01);
+    pushU32(importSec, spec.memory.minPages);
+    pushU32(importSec, spec.memory.maxPages);
+  }
   section(out, 2, importSec);
+  // With an imported table, the module's own table comes second in the table index space.
+  const ownTable = spec.importedTable ? 1 : 0;
 
   const funcSec: number[] = [];
   pushU32(funcSec, funcTypes.length);
@@ -466,7 +488,7 @@ export function encodeModule(spec: ModuleSpec, types: TypeTable): EncodedModule 
   spec.globals.forEach((g, i) => {
     if (g.exportName) exports.push([g.exportName, 0x03, i]);
   });
-  if (spec.exportTable) exports.push([spec.exportTable, 0x01, 0]);
+  if (spec.exportTable) exports.push([spec.exportTable, 0x01, ownTable]);
   pushU32(exportSec, exports.length);
   for (const [name, kind, idx] of exports) {
     pushName(exportSec, name);
@@ -480,9 +502,13 @@ export function encodeModule(spec: ModuleSpec, types: TypeTable): EncodedModule 
     const elemSec: number[] = [];
     pushU32(elemSec, filled.length);
     for (const [f, slot] of filled) {
-      elemSec.push(0x00, Op.i32_const);
+      // Flags 0: an active segment for table 0; 2: for the table index that follows.
+      if (ownTable === 0) elemSec.push(0x00);
+      else elemSec.push(0x02, ownTable);
+      elemSec.push(Op.i32_const);
       pushS32(elemSec, slot);
       elemSec.push(Op.end);
+      if (ownTable !== 0) elemSec.push(0x00); // element kind: funcref
       pushU32(elemSec, 1);
       pushU32(elemSec, f!);
     }
@@ -517,5 +543,15 @@ export function encodeModule(spec: ModuleSpec, types: TypeTable): EncodedModule 
   pushU32(header, codeSec.length);
   const codeSecStart = out.length + 1 + header.length;
   section(out, 10, codeSec);
+  if (spec.name !== undefined) {
+    const names: number[] = [];
+    pushName(names, "name");
+    const moduleName: number[] = [];
+    pushName(moduleName, spec.name);
+    names.push(0x00);
+    pushU32(names, moduleName.length);
+    for (const b of moduleName) names.push(b);
+    section(out, 0, names);
+  }
   return { bytes: Uint8Array.from(out), codeStarts: starts.map((s) => s + codeSecStart) };
 }

@@ -1,6 +1,6 @@
 // The one exception type the Lisp throws internally; the session turns it into a VmError.
 // Builtins throw it without a position and the evaluator adds the position of the call.
-import type { VmErrorKind } from "../vm/result.js";
+import type { VmErrorKind } from "../outcome.js";
 
 export class LispError extends Error {
   constructor(

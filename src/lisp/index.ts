@@ -1,7 +1,7 @@
 // The Lisp's public surface: sessions whose definitions persist across [LISP: …] regions, a
 // one-shot runner, and the limits they enforce.
 //
-// Result conventions (VmOutcome from src/vm/result.ts): `text` is what display/write printed if
+// Result conventions (VmOutcome from src/outcome.ts): `text` is what display/write printed if
 // anything, else the printed last value (exact integers in full, strings unquoted, lists in
 // write form); a region that only defines yields the defined name (value.ctype "symbol");
 // set!/display and friends yield "" (ctype "void"). Errors: syntax (reader and malformed

@@ -1,6 +1,6 @@
 // A Lisp session: globals persist from one run (one [LISP: …] region) to the next, like the C
 // VM's sessions. Each run reads, compiles, then evaluates its forms and reports a VmOutcome.
-import type { VmOutcome, VmStats, VmValue } from "../vm/result.js";
+import type { VmOutcome, VmStats, VmValue } from "../outcome.js";
 import { createBuiltins, corePrimitives } from "./builtins.js";
 import { Compiler } from "./compile.js";
 import { LispError } from "./errors.js";

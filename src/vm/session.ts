@@ -6,6 +6,12 @@ import v8 from "node:v8";
 import { GlobalScope } from "../c/ast.js";
 import { OVERFLOW_OPS, TrapCode, generateModule, type CompiledModule } from "../c/codegen.js";
 import { CompileError } from "../c/errors.js";
+import {
+  BRIDGE_MODULE_NAME,
+  BRIDGE_TABLE,
+  bridgeLayout,
+  encodeHostBridge,
+} from "../c/host-bridge.js";
 import { C_LIBRARY, HOST_DECLARATIONS } from "../c/library.js";
 import { ENTRY_NAME, mainArgs, parse, type ParseHost } from "../c/parse.js";
 import { preprocess } from "../c/preprocess.js";
@@ -14,7 +20,7 @@ import { T, arrayOf, typeName, type Type } from "../c/types.js";
 import { OutputBuffer, hostLibrary, type HostState } from "./host.js";
 import { IntrinsicRegistry, KNOWN_INTRINSICS, makeIntrinsicContext } from "./intrinsics.js";
 import { resolveLimits, type VmLimits, type VmProfileName } from "./limits.js";
-import { VmMemory } from "./memory.js";
+import { NULL_GUARD, VmMemory } from "./memory.js";
 import type { VmError, VmErrorKind, VmOutcome, VmStats, VmValue } from "./result.js";
 import { Wasm, type WasmGlobal, type WasmInstance } from "./wasm-api.js";
 
@@ -70,6 +76,7 @@ function baseScope(): GlobalScope {
     hostTypes = new Map();
     for (const [name, f] of decl.scope.funcs) hostTypes.set(name, f.ty);
     const lib = parse(preprocess(tokenize(C_LIBRARY)), decl.scope, noAlloc);
+    for (const f of lib.defined) f.library = true;
     libraryScope = lib.scope;
   }
   return libraryScope;
@@ -105,6 +112,8 @@ export class VmSession {
   private charged = 0;
   private deadline = 0;
   private fuel: WasmGlobal | null = null;
+  /** What the host bridge calls while this session runs (built at the first instantiation). */
+  private bridgeTarget: BridgeTarget | null = null;
 
   constructor(options: VmOptions = {}) {
     this.limits = resolveLimits(options.profile, options.limits);
@@ -326,45 +335,41 @@ export class VmSession {
       stackLow: this.mem.stackLow,
       maxCallDepth: this.limits.maxCallDepth,
       wrapv: this.wrapv,
+      nullGuard: NULL_GUARD,
     });
   }
 
   private instantiate(compiled: CompiledModule): WasmInstance {
     const module = compileModule(compiled.bytes, compiled.longRunning);
-    const lib = hostLibrary(this.host);
-    const core = {
-      trap: (code: number, line: number, col: number) => {
-        throw trapFor(code, line, col, this.limits);
+    this.bridgeTarget ??= {
+      core: {
+        trap: (code: number, line: number, col: number) => {
+          throw trapFor(code, line, col, this.limits);
+        },
+        refuel: () => this.refuel(),
+        charge: (units: number) => this.charge(units),
       },
-      refuel: () => this.refuel(),
-      charge: (units: number) => this.charge(units),
+      host: hostLibrary(this.host),
     };
-    const hostNs: Record<string, unknown> = {};
+    for (const name of compiled.hostCalls)
+      if (!this.bridgeTarget.host[name])
+        throw new CompileError("type", `library function '${name}' is not available`, 0, 0);
     const intrinsicNs: Record<string, unknown> = {};
     const ctx = makeIntrinsicContext(this.mem, {
       hasFunction: (n) => this.hasFunction(n),
       print: (text) => this.host.out.write(Buffer.from(text, "utf8")),
     });
     for (const imp of compiled.imports) {
-      if (imp.kind === "host") {
-        const fn = lib[imp.name];
-        if (!fn)
-          throw new CompileError("type", `library function '${imp.name}' is not available`, 0, 0);
-        hostNs[imp.name] = fn;
-      } else if (imp.kind === "intrinsic") {
-        const def = this.intrinsics.get(imp.name)!;
-        const isVoid = def.ty.ret!.kind === "void";
-        intrinsicNs[imp.name] = (...args: number[]) => {
-          const r = def.impl(ctx, ...args);
-          if (isVoid || r === undefined) return isVoid ? undefined : 0;
-          return typeof r === "bigint" ? Number(r) : r;
-        };
-      }
+      const def = this.intrinsics.get(imp.name)!;
+      const isVoid = def.ty.ret!.kind === "void";
+      intrinsicNs[imp.name] = (...args: number[]) => {
+        const r = def.impl(ctx, ...args);
+        if (isVoid || r === undefined) return isVoid ? undefined : 0;
+        return typeof r === "bigint" ? Number(r) : r;
+      };
     }
     return new Wasm.Instance(module, {
-      env: { memory: this.mem.wasm },
-      core,
-      host: hostNs,
+      env: { memory: this.mem.wasm, [BRIDGE_TABLE.name]: hostBridge() },
       intrinsic: intrinsicNs,
     });
   }
@@ -415,6 +420,8 @@ export class VmSession {
     let result: number | bigint | undefined;
     let error: VmError | null = null;
     let exitCode: number | null = null;
+    const outer = activeTarget;
+    activeTarget = this.bridgeTarget;
     try {
       result = fn(...args);
     } catch (e) {
@@ -429,6 +436,8 @@ export class VmSession {
           if (at) error = { ...error, ...at };
         }
       }
+    } finally {
+      activeTarget = outer;
     }
     stats.runMs = now() - t0;
     stats.instructions = Math.max(0, this.granted - this.fuel.value + this.charged);
@@ -476,6 +485,34 @@ export class VmSession {
     stats.memoryBytes = this.mem.bytesInUse;
     return { ok: false, error, stdout, stats };
   }
+}
+
+/** The host functions the bridge forwards to: those of the session that is running. */
+interface BridgeTarget {
+  core: Record<"trap" | "refuel" | "charge", (...a: number[]) => void>;
+  host: Record<string, (...a: number[]) => number | void>;
+}
+
+/** The running session's target (sessions run one at a time; a nested run restores it). */
+let activeTarget: BridgeTarget | null = null;
+let bridgeTable: unknown = null;
+
+/** The host bridge's table, instantiated once per process: each slot forwards to the running
+ * session's function of that name (see src/c/host-bridge.ts for why blocks call through it). */
+function hostBridge(): unknown {
+  if (bridgeTable) return bridgeTable;
+  baseScope();
+  const layout = bridgeLayout(hostTypes!);
+  const imports: Record<string, Record<string, unknown>> = { core: {}, host: {} };
+  for (const { kind, name } of layout.entries) {
+    imports[kind]![name] =
+      kind === "core"
+        ? (...a: number[]) => activeTarget!.core[name as keyof BridgeTarget["core"]](...a)
+        : (...a: number[]) => activeTarget!.host[name]!(...a);
+  }
+  const instance = new Wasm.Instance(new Wasm.Module(encodeHostBridge(layout)), imports);
+  bridgeTable = instance.exports["host"];
+  return bridgeTable;
 }
 
 /** Compiles a module. A block predicted to run long (a big loop nest, see codegen's
@@ -592,7 +629,12 @@ function trapFor(code: number, line: number, col: number, limits: VmLimits): Err
     case TrapCode.exit:
       return new ExitSignal(line);
     case TrapCode.nullPointer:
-      return new VmTrap("runtime", "null pointer dereference (address below 1024)", line, col);
+      return new VmTrap(
+        "runtime",
+        `null pointer dereference (address below ${NULL_GUARD})`,
+        line,
+        col,
+      );
     default:
       if (code >= TrapCode.overflow && code < TrapCode.overflow + OVERFLOW_OPS.length * 2)
         return new VmTrap("runtime", overflowMessage(code - TrapCode.overflow), line, col);
@@ -606,7 +648,12 @@ function trapSite(
   compiled: CompiledModule,
 ): { fn: CompiledModule["positions"][number]; offset: number } | null {
   const stack = e instanceof Error ? (e.stack ?? "") : "";
-  const m = /wasm-function\[(\d+)\]:0x([0-9a-f]+)/.exec(stack);
+  // The innermost frame of the block's module (host bridge frames lie above it).
+  const m = stack
+    .split("\n")
+    .filter((line) => !line.includes(BRIDGE_MODULE_NAME))
+    .map((line) => /wasm-function\[(\d+)\]:0x([0-9a-f]+)/.exec(line))
+    .find((found) => found !== null);
   if (!m) return null;
   const fn = compiled.positions[Number(m[1]) - compiled.imports.length];
   if (!fn) return null;
