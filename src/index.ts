@@ -32,8 +32,10 @@ export type { SamplerOptions } from "./decode/sampler.js";
 export type { Region, RegionLanguage } from "./decode/scanner.js";
 export type { PromptStyle } from "./decode/prompt.js";
 
-export { runC, VmSession, PROFILES } from "./vm/index.js";
+export { runC, VmSession, PROFILES, VmWorkerRunner, sharedRunner } from "./vm/index.js";
 export type {
+  VmJob,
+  WorkerRunnerOptions,
   VmOptions,
   VmOutcome,
   VmSuccess,

@@ -76,6 +76,8 @@ float fabsf(float x);
 double pow(double x, double y);
 double exp(double x);
 double exp2(double x);
+double expm1(double x);
+double log1p(double x);
 double log(double x);
 double log10(double x);
 double log2(double x);

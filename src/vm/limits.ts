@@ -42,7 +42,9 @@ export const PROFILES: Record<VmProfileName, VmLimits> = {
     maxInstructions: 4_000_000_000,
     maxOutputBytes: 64 * 1024,
     wallClockMs: 10_000,
-    maxCallDepth: 10_000,
+    // gcc -O0 on an 8 MB stack recurses 261,921 deep into int f(int n){return n?1+f(n-1):0;}
+    // (-O1 523,607; -O2 turns it into a loop). runC and exec reach this on a worker's big stack.
+    maxCallDepth: 262_144,
   },
   large: {
     memoryBytes: 1024 * MB,
@@ -50,7 +52,7 @@ export const PROFILES: Record<VmProfileName, VmLimits> = {
     maxInstructions: 20_000_000_000,
     maxOutputBytes: 1 * MB,
     wallClockMs: 60_000,
-    maxCallDepth: 20_000,
+    maxCallDepth: 1_048_576,
   },
   huge: {
     memoryBytes: 2047 * MB,
@@ -58,7 +60,7 @@ export const PROFILES: Record<VmProfileName, VmLimits> = {
     maxInstructions: 200_000_000_000,
     maxOutputBytes: 16 * MB,
     wallClockMs: 600_000,
-    maxCallDepth: 50_000,
+    maxCallDepth: 4_194_304,
   },
 };
 

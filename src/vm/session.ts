@@ -21,6 +21,7 @@ import { OutputBuffer, hostLibrary, type HostState } from "./host.js";
 import { IntrinsicRegistry, KNOWN_INTRINSICS, makeIntrinsicContext } from "./intrinsics.js";
 import { resolveLimits, type VmLimits, type VmProfileName } from "./limits.js";
 import { NULL_GUARD, VmMemory } from "./memory.js";
+import { onBigStack } from "./stack.js";
 import type { VmError, VmErrorKind, VmOutcome, VmStats, VmValue } from "./result.js";
 import { Wasm, type WasmGlobal, type WasmInstance } from "./wasm-api.js";
 
@@ -430,7 +431,7 @@ export class VmSession {
         const coded = codedTrap(e, compiled, this.limits);
         error = coded ?? toVmError(e, "runtime");
         if (error.message.startsWith(HOST_STACK_MESSAGE))
-          error = { ...error, message: `${HOST_STACK_MESSAGE} at call depth ${depth.value})` };
+          error = { ...error, message: hostStackMessage(depth.value, this.limits) };
         if (error.line === 0 && (error.kind === "runtime" || error.kind === "limit")) {
           const at = trapPosition(e, compiled);
           if (at) error = { ...error, ...at };
@@ -596,8 +597,15 @@ function overflowMessage(k: number): string {
     : `signed integer overflow: the result of ${what} does not fit in int (int is 32 bits: use long)`;
 }
 
-const HOST_STACK_MESSAGE =
-  "stack overflow (the host's native stack ran out before maxCallDepth; recursion this deep needs a loop or an explicit stack";
+/** How the error for a native stack overflow (as opposed to maxCallDepth) begins. */
+export const HOST_STACK_MESSAGE = "stack overflow (the host's native stack ran out";
+
+function hostStackMessage(depth: number, limits: VmLimits): string {
+  const advice = onBigStack()
+    ? "frames this large need a loop or an explicit stack"
+    : "runC and ruffian exec rerun such a program on a big stack; in a session, use a loop or an explicit stack";
+  return `${HOST_STACK_MESSAGE} at call depth ${depth}, below maxCallDepth ${limits.maxCallDepth}; ${advice})`;
+}
 
 /** A limit error names the limit, its value and how to raise it. */
 export function limitMessage(
@@ -642,22 +650,30 @@ function trapFor(code: number, line: number, col: number, limits: VmLimits): Err
   }
 }
 
-/** The wasm function and code offset a trap or host exception came from. */
+/** The wasm functions and code offsets on a trap's or host exception's stack, innermost first. */
+function* trapSites(
+  e: unknown,
+  compiled: CompiledModule,
+): Generator<{ fn: CompiledModule["positions"][number]; offset: number }> {
+  const stack = e instanceof Error ? (e.stack ?? "") : "";
+  for (const line of stack.split("\n")) {
+    // Frames of the host bridge module lie between the block's frames: skip them.
+    if (line.includes(BRIDGE_MODULE_NAME)) continue;
+    const m = /wasm-function\[(\d+)\]:0x([0-9a-f]+)/.exec(line);
+    if (!m) continue;
+    const fn = compiled.positions[Number(m[1]) - compiled.imports.length];
+    if (!fn) return;
+    yield { fn, offset: parseInt(m[2]!, 16) - fn.codeStart };
+  }
+}
+
+/** The innermost wasm frame a trap or host exception came from. */
 function trapSite(
   e: unknown,
   compiled: CompiledModule,
 ): { fn: CompiledModule["positions"][number]; offset: number } | null {
-  const stack = e instanceof Error ? (e.stack ?? "") : "";
-  // The innermost frame of the block's module (host bridge frames lie above it).
-  const m = stack
-    .split("\n")
-    .filter((line) => !line.includes(BRIDGE_MODULE_NAME))
-    .map((line) => /wasm-function\[(\d+)\]:0x([0-9a-f]+)/.exec(line))
-    .find((found) => found !== null);
-  if (!m) return null;
-  const fn = compiled.positions[Number(m[1]) - compiled.imports.length];
-  if (!fn) return null;
-  return { fn, offset: parseInt(m[2]!, 16) - fn.codeStart };
+  for (const site of trapSites(e, compiled)) return site;
+  return null;
 }
 
 /** An `unreachable` the code generator placed for a C error (see FuncBuilder.trapHere). */
@@ -675,20 +691,22 @@ function codedTrap(e: unknown, compiled: CompiledModule, limits: VmLimits): VmEr
   return null;
 }
 
-/** Finds the source position of the wasm instruction a trap or host exception came from. */
+/** Finds the source position of the wasm instruction a trap or host exception came from. A
+ * native stack overflow strikes in a function's prologue, before its first statement: then the
+ * call that entered it (the next frame out) is the position. */
 function trapPosition(
   e: unknown,
   compiled: CompiledModule,
 ): { line: number; column: number } | null {
-  const site = trapSite(e, compiled);
-  if (!site) return null;
-  const { fn, offset } = site;
-  let best: { line: number; column: number } | null = null;
-  for (let k = 0; k < fn.entries.length; k += 3) {
-    if (fn.entries[k]! > offset) break;
-    best = { line: fn.entries[k + 1]!, column: fn.entries[k + 2]! };
+  for (const { fn, offset } of trapSites(e, compiled)) {
+    let best: { line: number; column: number } | null = null;
+    for (let k = 0; k < fn.entries.length; k += 3) {
+      if (fn.entries[k]! > offset) break;
+      best = { line: fn.entries[k + 1]!, column: fn.entries[k + 2]! };
+    }
+    if (best) return best;
   }
-  return best;
+  return null;
 }
 
 /** Maps anything thrown while compiling or running to a VmError. */
@@ -723,8 +741,9 @@ function toVmError(e: unknown, fallback: VmErrorKind): VmError {
   };
 }
 
-/** Runs one block in a fresh session. */
-export function runC(source: string, options?: VmOptions): VmOutcome {
+/** Runs one block in a fresh session on the calling thread (runC in run-c.ts adds the retry on a
+ * big stack). */
+export function runCOnThisThread(source: string, options?: VmOptions): VmOutcome {
   let session: VmSession;
   try {
     session = new VmSession(options);

@@ -17,7 +17,7 @@ const CASES: Array<[string, string, RegExp]> = [
   [
     "int f(int n) { return n ? f(n - 1) + 1 : 0; }\nf(100000000)",
     "1:",
-    /^stack overflow \(call depth limit 10000; raise maxCallDepth/,
+    /^stack overflow \(call depth limit 262144; raise maxCallDepth/,
   ],
   ["int big = 2147483647;\nbig * 2", "2:5", /^signed integer overflow/],
   ["for (;;) {}", "1:1", /^instruction limit exceeded \(\d+ instructions; raise maxInstructions/],

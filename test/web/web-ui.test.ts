@@ -9,7 +9,7 @@ import type { Browser } from "puppeteer-core";
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { packageRoot } from "../../src/paths.js";
-import { runC } from "../../src/vm/session.js";
+import { runC } from "../../src/vm/run-c.js";
 import {
   ask,
   complete,

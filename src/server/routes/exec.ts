@@ -1,7 +1,7 @@
 // POST /v1/exec: runs C, Lisp or CALC in a fresh sandbox (no model attached) and answers the VM
 // outcome as JSON, exactly as `ruffian exec --json` prints it.
 import type { ServerApp, ServerContext } from "../app.js";
-import { runC } from "../../vm/session.js";
+import { runC } from "../../vm/run-c.js";
 import { runCalc } from "../../calc/calc.js";
 import { LispSession } from "../../lisp/session.js";
 import { ExecBody } from "../schemas.js";
