@@ -98,9 +98,10 @@ function kthLargest(values: Float32Array, n: number, k: number): number {
 }
 
 /** The k most likely tokens in descending order (ties: lower id first) into `ids`; returns how
- * many were written (fewer when the vocabulary has fewer finite logits). */
-export function topTokens(buf: VocabBuffers, k: number, ids: Int32Array): number {
-  const found = collectTopCandidates(buf, k);
+ * many were written (fewer when the vocabulary has fewer finite logits). `fresh` as in
+ * collectTopCandidates. */
+export function topTokens(buf: VocabBuffers, k: number, ids: Int32Array, fresh = false): number {
+  const found = collectTopCandidates(buf, k, fresh);
   const count = Math.min(k, found, ids.length);
   const logits = buf.logits;
   const index = buf.index;

@@ -367,7 +367,9 @@ export class DecodeLoop {
         : undefined;
     let token: number;
     try {
-      token = s.sampler.sample(state.logits, history);
+      // Plain greedy needs no copy of the logits into the sampler: the state's argmax is it.
+      token = s.sampler.plainGreedy ? state.argmax() : s.sampler.sample(state.logits, history);
+      if (token < 0) throw new Error("every token is masked: nothing left to sample");
     } catch (err) {
       // Everything masked by VM code: fall back to the model's own choice rather than stall.
       s.events.push({

@@ -166,6 +166,17 @@ export class Sampler {
     }
   }
 
+  /** Whether sample() is the plain argmax of the logits it is given (greedy, no bias, bans or
+   * penalty), so a caller that already knows the argmax need not hand over the logits. */
+  get plainGreedy(): boolean {
+    return (
+      (this.temperature <= 0 || this.topK === 1) &&
+      this.banned.length === 0 &&
+      this.biasIds.length === 0 &&
+      this.repetitionPenalty === 1
+    );
+  }
+
   /** Picks the next token. `history` is the token sequence so far (its last
    * `repetitionWindow` entries are penalised); it is only read. */
   sample(logits: Float32Array, history?: ArrayLike<number>): number {
