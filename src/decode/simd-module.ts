@@ -112,14 +112,60 @@ const eachVector = (p: number, end: number, body: number[]): number[] => [
   op.i32GeU,
   ...op.brIf(1),
   ...body,
-  ...get(p),
-  ...i32c(16),
-  op.i32Add,
-  ...set(p),
+  ...advance(p),
   ...op.br(0),
   ...op.end,
   ...op.end,
 ];
+
+/** `for (; p < end;) { stepEnd = p + bytes (at most end, with clamp); body }`, body advancing p
+ * to stepEnd: blocks of BLOCK floats by default. */
+const eachBlock = (
+  p: number,
+  end: number,
+  stepEnd: number,
+  body: number[],
+  bytes = BLOCK * 4,
+  clamp = false,
+): number[] => [
+  ...op.block,
+  ...op.loop,
+  ...get(p),
+  ...get(end),
+  op.i32GeU,
+  ...op.brIf(1),
+  ...get(p),
+  ...i32c(bytes),
+  op.i32Add,
+  ...(clamp
+    ? [...tee(stepEnd), ...get(end), ...get(stepEnd), ...get(end), 0x49 /* i32.lt_u */, 0x1b]
+    : []), // select: the smaller
+  ...set(stepEnd),
+  ...body,
+  ...op.br(0),
+  ...op.end,
+  ...op.end,
+];
+
+/** Stores the f64 on the stack as the block's sum (sums[2 + block], blockPtr walking from
+ * sums), adds it to the f64 local `total` and moves to the next block. */
+const storeBlockSum = (blockPtr: number, total: number, tmp: number): number[] => [
+  ...set(tmp),
+  ...get(blockPtr),
+  ...get(tmp),
+  ...op.f64StoreAt(16),
+  ...get(total),
+  ...get(tmp),
+  op.f64Add,
+  ...set(total),
+  ...get(blockPtr),
+  ...i32c(8),
+  op.i32Add,
+  ...set(blockPtr),
+];
+
+/** ptr += one vector. */
+const advance = (ptr: number): number[] => [...get(ptr), ...i32c(16), op.i32Add, ...set(ptr)];
 
 /** local ← the f32 (or, with f64x2, f64) param in every lane. */
 const splatInto = (param: number, local: number, splat = f32x4.splat) => [
@@ -297,7 +343,7 @@ function expKernel(name: string, store: boolean): KernelFn {
   let next = 9;
   const local = () => next++;
   const [end, blockEnd, chunkEnd, blockPtr] = [local(), local(), local(), local()];
-  const zBlock = local();
+  const [zBlock, blockSum] = [local(), local()];
   const vectors = Array.from({ length: 12 }, local);
   const [vShift, vLow, vHi, vLo, vCut, z, w, e, tmp, zf, wf] = vectors;
   const lanes = Array.from({ length: UNROLL }, (): ExpLocals => ({
@@ -333,52 +379,22 @@ function expKernel(name: string, store: boolean): KernelFn {
     ...accumulate64(tmp!, into),
     ...zero(from),
   ];
-  const chunks = (stop: number) => [
-    ...op.block,
-    ...op.loop,
-    ...get(p),
-    ...get(stop),
-    op.i32GeU,
-    ...op.brIf(1),
-    ...get(p),
-    ...i32c(CHUNK * 16),
-    op.i32Add,
-    ...set(chunkEnd),
-    ...eachVector(p, chunkEnd, vector),
-    ...flush(zf!, z!),
-    ...(store ? [] : flush(wf!, w!)),
-    ...op.br(0),
-    ...op.end,
-    ...op.end,
-  ];
+  const chunks = (stop: number) =>
+    eachBlock(
+      p,
+      stop,
+      chunkEnd,
+      [...eachVector(p, chunkEnd, vector), ...flush(zf!, z!), ...(store ? [] : flush(wf!, w!))],
+      CHUNK * 16,
+    );
   const blockLoop = store
     ? [
-        ...op.block,
-        ...op.loop,
-        ...get(p),
-        ...get(end),
-        op.i32GeU,
-        ...op.brIf(1),
-        ...get(p),
-        ...i32c(BLOCK * 4),
-        op.i32Add,
-        ...set(blockEnd),
-        ...zero(z!),
-        ...chunks(blockEnd),
-        ...get(blockPtr),
-        ...sumLanes64(z!),
-        ...op.f64StoreAt(16),
-        ...get(zBlock),
-        ...sumLanes64(z!),
-        op.f64Add,
-        ...set(zBlock),
-        ...get(blockPtr),
-        ...i32c(8),
-        op.i32Add,
-        ...set(blockPtr),
-        ...op.br(0),
-        ...op.end,
-        ...op.end,
+        ...eachBlock(p, end, blockEnd, [
+          ...zero(z!),
+          ...chunks(blockEnd),
+          ...sumLanes64(z!),
+          ...storeBlockSum(blockPtr, zBlock, blockSum),
+        ]),
         ...get(sums),
         ...get(zBlock),
         ...op.f64Store,
@@ -410,7 +426,7 @@ function expKernel(name: string, store: boolean): KernelFn {
     params: [I32, I32, F32, F32, F32, F32, I32, I32, F32],
     results: [],
     locals: [
-      ...[I32, I32, I32, I32, F64],
+      ...[I32, I32, I32, I32, F64, F64],
       ...vectors.map(() => V128),
       ...lanes.flatMap(() => [V128, V128, V128, V128]),
     ],
@@ -429,8 +445,8 @@ function expKernel(name: string, store: boolean): KernelFn {
  */
 function boundsKernel(): KernelFn {
   const [p, n, shift, a, b, out, sums, cut] = [0, 1, 2, 3, 4, 5, 6, 7];
-  const [end, blockEnd, blockPtr, total, vShift, vA, vB, vCut, acc, x, vZero] = [
-    8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18,
+  const [end, blockEnd, blockPtr, total, blockSum, vShift, vA, vB, vCut, acc, x, vZero] = [
+    8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19,
   ];
   const vector = [
     ...get(out),
@@ -456,10 +472,7 @@ function boundsKernel(): KernelFn {
     ...get(x),
     ...f32x4.add,
     ...set(acc),
-    ...get(out),
-    ...i32c(16),
-    op.i32Add,
-    ...set(out),
+    ...advance(out),
   ];
   const lanesSum = [
     ...get(acc),
@@ -479,7 +492,7 @@ function boundsKernel(): KernelFn {
     name: "bounds",
     params: [I32, I32, F32, F32, F32, I32, I32, F32],
     results: [],
-    locals: [I32, I32, I32, F64, V128, V128, V128, V128, V128, V128, V128],
+    locals: [I32, I32, I32, F64, F64, V128, V128, V128, V128, V128, V128, V128],
     body: [
       ...endOf(p, n, end),
       ...splatInto(shift, vShift),
@@ -488,37 +501,14 @@ function boundsKernel(): KernelFn {
       ...splatInto(cut, vCut),
       ...get(sums),
       ...set(blockPtr),
-      ...op.block,
-      ...op.loop,
-      ...get(p),
-      ...get(end),
-      op.i32GeU,
-      ...op.brIf(1),
-      ...get(p),
-      ...i32c(BLOCK * 4),
-      op.i32Add,
-      ...set(blockEnd),
-      ...f32c(0),
-      ...f32x4.splat,
-      ...set(acc),
-      ...eachVector(p, blockEnd, vector),
-      ...get(blockPtr),
-      ...lanesSum,
-      ...op.f64StoreAt(16),
-      ...get(total),
-      ...get(blockPtr),
-      0x2b, // f64.load offset 16
-      3,
-      16,
-      op.f64Add,
-      ...set(total),
-      ...get(blockPtr),
-      ...i32c(8),
-      op.i32Add,
-      ...set(blockPtr),
-      ...op.br(0),
-      ...op.end,
-      ...op.end,
+      ...eachBlock(p, end, blockEnd, [
+        ...f32c(0),
+        ...f32x4.splat,
+        ...set(acc),
+        ...eachVector(p, blockEnd, vector),
+        ...lanesSum,
+        ...storeBlockSum(blockPtr, total, blockSum),
+      ]),
       ...get(sums),
       ...get(total),
       ...op.f64Store,
@@ -622,32 +612,21 @@ function chunkedSum(
     ...f64c(0),
     ...f64x2.splat,
     ...set(acc64),
-    ...op.block,
-    ...op.loop,
-    ...get(ptr),
-    ...get(end),
-    op.i32GeU,
-    ...op.brIf(1),
-    // chunkEnd = min(ptr + CHUNK vectors, end)
-    ...get(ptr),
-    ...i32c(CHUNK * 16),
-    op.i32Add,
-    ...tee(chunkEnd),
-    ...get(end),
-    ...get(chunkEnd),
-    ...get(end),
-    0x49, // i32.lt_u
-    0x1b, // select
-    ...set(chunkEnd),
-    ...f32c(0),
-    ...f32x4.splat,
-    ...set(acc32),
-    ...eachVector(ptr, chunkEnd, [...get(acc32), ...value, ...f32x4.add, ...set(acc32)]),
-    ...get(acc32),
-    ...accumulate64(tmp, acc64),
-    ...op.br(0),
-    ...op.end,
-    ...op.end,
+    ...eachBlock(
+      ptr,
+      end,
+      chunkEnd,
+      [
+        ...f32c(0),
+        ...f32x4.splat,
+        ...set(acc32),
+        ...eachVector(ptr, chunkEnd, [...get(acc32), ...value, ...f32x4.add, ...set(acc32)]),
+        ...get(acc32),
+        ...accumulate64(tmp, acc64),
+      ],
+      CHUNK * 16,
+      true,
+    ),
     ...sumLanes64(acc64),
   ];
 }
@@ -677,10 +656,7 @@ function massAboveKernel(): KernelFn {
           ...get(vThreshold),
           ...f32x4.ge,
           ...v128.and,
-          ...get(w),
-          ...i32c(16),
-          op.i32Add,
-          ...set(w),
+          ...advance(w),
         ],
         acc32,
         acc64,
@@ -704,18 +680,7 @@ function absDiffKernel(): KernelFn {
         a,
         end,
         chunkEnd,
-        [
-          ...get(a),
-          ...vload(),
-          ...get(b),
-          ...vload(),
-          ...f32x4.sub,
-          ...f32x4.abs,
-          ...get(b),
-          ...i32c(16),
-          op.i32Add,
-          ...set(b),
-        ],
+        [...get(a), ...vload(), ...get(b), ...vload(), ...f32x4.sub, ...f32x4.abs, ...advance(b)],
         acc32,
         acc64,
         tmp,
@@ -752,36 +717,31 @@ function blockMaxKernel(): KernelFn {
       ...f32c(-Infinity),
       ...f32x4.splat,
       ...set(all),
-      ...op.block,
-      ...op.loop,
-      ...get(p),
-      ...get(end),
-      op.i32GeU,
-      ...op.brIf(1),
-      ...get(p),
-      ...i32c(BLOCK * 4),
-      op.i32Add,
-      ...set(blockEnd),
-      ...f32c(-Infinity),
-      ...f32x4.splat,
-      ...set(acc),
-      ...eachVector(p, blockEnd, [...get(acc), ...get(p), ...vload(), ...f32x4.pmax, ...set(acc)]),
-      ...get(out),
-      ...horizontal(acc),
-      0x38, // f32.store
-      2,
-      0,
-      ...get(all),
-      ...get(acc),
-      ...f32x4.pmax,
-      ...set(all),
-      ...get(out),
-      ...i32c(4),
-      op.i32Add,
-      ...set(out),
-      ...op.br(0),
-      ...op.end,
-      ...op.end,
+      ...eachBlock(p, end, blockEnd, [
+        ...f32c(-Infinity),
+        ...f32x4.splat,
+        ...set(acc),
+        ...eachVector(p, blockEnd, [
+          ...get(acc),
+          ...get(p),
+          ...vload(),
+          ...f32x4.pmax,
+          ...set(acc),
+        ]),
+        ...get(out),
+        ...horizontal(acc),
+        0x38, // f32.store
+        2,
+        0,
+        ...get(all),
+        ...get(acc),
+        ...f32x4.pmax,
+        ...set(all),
+        ...get(out),
+        ...i32c(4),
+        op.i32Add,
+        ...set(out),
+      ]),
       ...horizontal(all),
     ],
   };
