@@ -51,29 +51,57 @@ function sampledRank(logits: Float32Array, stride: number, rank: number): number
   return count === rank ? sample[rank - 1]! : -Infinity;
 }
 
+/** A copy of the block maxima for selection, reused between calls. */
+let maxima = new Float32Array(0);
+
 /**
- * Writes to `buf.index` a set of token ids that contains the k most likely tokens (and maybe a
- * few hundred more); returns its size, which is ≥ k unless fewer than k tokens are finite.
- * A threshold from a strided sample of the vocabulary decides what to collect; when it was
- * too high the sample rank grows, and a rank ≥ k is always enough.
+ * Writes to `buf.index` a set of token ids that contains the k most likely tokens (and usually
+ * a few dozen more); returns its size, which is ≥ k unless fewer than k tokens are finite.
+ * The k-th largest block maximum is a threshold that at least k tokens reach (each of those
+ * blocks holds one), and only the blocks whose maximum reaches it need scanning. `fresh`: buf.max() ran on these
+ * logits, so the block maxima are current.
  */
-export function collectTopCandidates(buf: VocabBuffers, k: number): number {
-  const n = buf.size;
-  const stride = Math.max(1, Math.floor(n / SAMPLE));
-  const sampled = Math.ceil(n / stride);
-  let rank = Math.min(k, Math.ceil((4 * k * sampled) / n) + 2);
-  for (;;) {
-    if (rank > Math.min(SAMPLE, sampled)) return buf.collect(-Infinity);
-    const count = buf.collect(sampledRank(buf.logits, stride, rank));
-    if (count >= k || rank >= k) return count;
-    rank = Math.min(k, rank * 4);
+export function collectTopCandidates(buf: VocabBuffers, k: number, fresh = false): number {
+  if (!fresh) buf.max();
+  const blocks = buf.blockMaxima.length;
+  if (k > blocks) return buf.collect(-Infinity);
+  if (maxima.length < blocks) maxima = new Float32Array(blocks);
+  maxima.set(buf.blockMaxima);
+  const threshold = kthLargest(maxima, blocks, k);
+  // At most k blocks are scanned unless ties at the threshold bring in more.
+  return threshold > -Infinity ? buf.collectAbove(threshold) : buf.collect(-Infinity);
+}
+
+/** The k-th largest (1-based) of values[0..n), reordering them (Hoare quickselect). */
+function kthLargest(values: Float32Array, n: number, k: number): number {
+  let lo = 0;
+  let hi = n - 1;
+  const want = k - 1;
+  while (hi > lo) {
+    const pivot = values[(lo + hi) >>> 1]!;
+    let i = lo;
+    let j = hi;
+    while (i <= j) {
+      while (values[i]! > pivot) i++;
+      while (values[j]! < pivot) j--;
+      if (i <= j) {
+        const t = values[i]!;
+        values[i++] = values[j]!;
+        values[j--] = t;
+      }
+    }
+    if (want <= j) hi = j;
+    else if (want >= i) lo = i;
+    else return values[want]!;
   }
+  return values[want]!;
 }
 
 /** The k most likely tokens in descending order (ties: lower id first) into `ids`; returns how
- * many were written (fewer when the vocabulary has fewer finite logits). */
-export function topTokens(buf: VocabBuffers, k: number, ids: Int32Array): number {
-  const found = collectTopCandidates(buf, k);
+ * many were written (fewer when the vocabulary has fewer finite logits). `fresh` as in
+ * collectTopCandidates. */
+export function topTokens(buf: VocabBuffers, k: number, ids: Int32Array, fresh = false): number {
+  const found = collectTopCandidates(buf, k, fresh);
   const count = Math.min(k, found, ids.length);
   const logits = buf.logits;
   const index = buf.index;

@@ -26,6 +26,8 @@ export class LogitState {
   private topCount = -1;
   private cachedEntropy = NaN;
   private cachedLogZ = NaN;
+  /** Whether the buffer's block maxima belong to the current logits (a stats pass left them). */
+  private maximaFresh = false;
   private readonly snapshots: Array<Float32Array | undefined> = new Array(SNAPSHOT_SLOTS);
   /** Edits made since the last load, in order (for replay on a later step). */
   readonly edits: LogitEdit[] = [];
@@ -45,6 +47,7 @@ export class LogitState {
   private invalidate(): void {
     this.topCount = -1;
     this.cachedEntropy = NaN;
+    this.maximaFresh = false;
   }
 
   checkToken(id: number): void {
@@ -60,7 +63,8 @@ export class LogitState {
 
   private ensureTop(): void {
     if (this.topCount >= 0) return;
-    this.topCount = topTokens(this.buf, TOP_K_CAPACITY, this.topIds);
+    this.topCount = topTokens(this.buf, TOP_K_CAPACITY, this.topIds, this.maximaFresh);
+    this.maximaFresh = true;
   }
 
   topToken(rank: number): number {
@@ -75,14 +79,19 @@ export class LogitState {
     return this.probability(this.topToken(rank));
   }
 
+  /** The most likely token (the lowest id among ties); −1 when every logit is masked. Reuses
+   * the top-k when it was computed, else one pass over the block maxima. */
   argmax(): number {
-    return this.topToken(0);
+    if (this.topCount >= 0) return this.topCount > 0 ? this.topIds[0]! : -1;
+    this.maximaFresh = true;
+    return this.buf.argmax();
   }
 
   /** Entropy in nats, and log Σ exp(logit) from the same pass over the vocabulary. */
   private ensureStats(): void {
     if (!Number.isNaN(this.cachedEntropy)) return;
     const stats = softmaxStats(this.buf);
+    this.maximaFresh = true;
     this.cachedLogZ = stats.logZ;
     this.cachedEntropy = stats.entropy;
   }

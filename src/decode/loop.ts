@@ -23,7 +23,7 @@ import type { DecodeEvent, TokenEvent } from "./events.js";
 import type { Region, RegionSyntax } from "./scanner.js";
 import type { SamplerOptions } from "./sampler.js";
 import { SequenceState, type LiveVm } from "./sequence.js";
-import { MASKED_LOGIT, TOP_K_CAPACITY } from "./logit-state.js";
+import { TOP_K_CAPACITY } from "./logit-state.js";
 import { sameDirections, type ControlVector } from "../steer/control-vector.js";
 
 export interface GenerationRequest {
@@ -323,11 +323,8 @@ export class DecodeLoop {
   }
 
   private runSetup(s: SequenceState, source: string): void {
-    s.logitState.load(s.savedLogits ?? this.engine.logits(s.seq));
-    s.logitsReady = true;
-    const outcome = s.inPhase("setup", () => s.vm.run(source));
-    s.logitsReady = false;
-    s.pendingEdits = [...s.logitState.edits];
+    const logits = s.savedLogits ?? this.engine.logits(s.seq);
+    const outcome = s.runOnLogits("setup", logits, () => s.vm.run(source));
     s.recordVm("setup", "c", source, outcome);
     if (outcome.stdout)
       s.events.push({ type: "hook-log", seq: s.seq, hook: "main", step: 0, text: outcome.stdout });
@@ -345,17 +342,11 @@ export class DecodeLoop {
       s.finish("context-full");
       return null;
     }
-    const state = s.logitState;
     const source = this.takeLogits(s);
-    state.load(source);
-    s.logitsReady = true;
-    if (s.pendingEdits.length > 0) {
-      state.replay(s.pendingEdits);
-      s.pendingEdits = [];
-    }
+    const state = s.openStepLogits(source);
     this.runHooks(s);
-    if (s.pendingRewind !== null) {
-      s.logitsReady = false;
+    if (s.rewindRequested) {
+      s.closeLogits();
       this.performRewind(s);
       return null;
     }
@@ -367,7 +358,9 @@ export class DecodeLoop {
         : undefined;
     let token: number;
     try {
-      token = s.sampler.sample(state.logits, history);
+      // Plain greedy needs no copy of the logits into the sampler: the state's argmax is it.
+      token = s.sampler.plainGreedy ? state.argmax() : s.sampler.sample(state.logits, history);
+      if (token < 0) throw new Error("every token is masked: nothing left to sample");
     } catch (err) {
       // Everything masked by VM code: fall back to the model's own choice rather than stall.
       s.events.push({
@@ -380,7 +373,7 @@ export class DecodeLoop {
       state.load(source);
       token = s.sampler.sample(state.logits, history);
     }
-    s.logitsReady = false;
+    s.closeLogits();
     const stats = this.options.tokenStats !== false || (s.options.topLogprobs ?? 0) > 0;
     const probability = stats ? state.probability(token) : NaN;
     const entropy = stats ? state.entropy() : NaN;
@@ -471,7 +464,7 @@ export class DecodeLoop {
     s.scanner.rewind(start);
     s.tokenOffsets.length = k;
     this.truncateAndRedecode(s, s.promptLength + k);
-    s.pendingEdits = [{ op: "set", id: firstToken, value: MASKED_LOGIT }];
+    s.forbidAtNextStep(firstToken);
     s.events.push({
       type: "hook-log",
       seq: s.seq,
@@ -544,7 +537,7 @@ export class DecodeLoop {
           message: `${outcome.error.message}${where}`,
         });
       }
-      if (s.pendingRewind !== null) break;
+      if (s.rewindRequested) break;
     }
   }
 
@@ -557,11 +550,7 @@ export class DecodeLoop {
       const region = s.closedRegion;
       if (!region) continue;
       s.closedRegion = null;
-      s.logitState.load(engine.logits(s.seq));
-      s.logitsReady = true;
-      const outcome = s.inPhase("region", () => this.execute(s, region));
-      s.logitsReady = false;
-      s.pendingEdits = [...s.logitState.edits];
+      const outcome = s.runOnLogits("region", engine.logits(s.seq), () => this.execute(s, region));
       s.recordVm("region", region.language, region.source, outcome);
       const text = formatInjection(region, outcome, { written: s.scanner.resultWritten() });
       const tokens = continuationTokens(engine, text);
@@ -587,8 +576,7 @@ export class DecodeLoop {
       this.appendTokens(s, tokens);
       s.stats.injectedTokens += tokens.length;
       s.events.push({ type: "injection", seq: s.seq, text, tokens, decodeMs });
-      for (const id of s.deferredCheckpoints) s.checkpoints.set(id, s.captureCheckpoint(id));
-      s.deferredCheckpoints = [];
+      s.settleDeferredCheckpoints();
       this.performRewind(s);
     }
   }
@@ -625,25 +613,7 @@ export class DecodeLoop {
 
   /** Carries out a rewind that VM code asked for: KV cache, text and scanner go back. */
   private performRewind(s: SequenceState): void {
-    const id = s.pendingRewind;
-    if (id === null) return;
-    s.pendingRewind = null;
-    const cp = s.checkpoints.get(id)!;
-    const erased = s.text.slice(cp.textLength);
-    s.scanner.restore(cp.scanner);
-    s.tokenOffsets.length = cp.offsets;
-    this.truncateAndRedecode(s, cp.position);
-    s.pendingEdits = [];
-    s.stats.rewinds++;
-    s.lastMemo = s.memo;
-    s.events.push({
-      type: "rewind",
-      seq: s.seq,
-      checkpoint: id,
-      erased,
-      memo: s.memo,
-      position: cp.position,
-    });
-    s.memo = "";
+    const cp = s.takeRewind();
+    if (cp) this.truncateAndRedecode(s, cp.position);
   }
 }

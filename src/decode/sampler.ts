@@ -10,7 +10,7 @@
 // never a full sort; every buffer is sized to the vocabulary once in the constructor.
 
 import { BLOCK } from "./simd-module.js";
-import { VocabBuffers } from "./vocab-kernels.js";
+import { BOUND_RATIO, VocabBuffers } from "./vocab-kernels.js";
 import { collectTopCandidates, nucleus, nucleusCut, selectLargest } from "./distribution.js";
 
 export { nucleus, selectLargest } from "./distribution.js";
@@ -166,6 +166,17 @@ export class Sampler {
     }
   }
 
+  /** Whether sample() is the plain argmax of the logits it is given (greedy, no bias, bans or
+   * penalty), so a caller that already knows the argmax need not hand over the logits. */
+  get plainGreedy(): boolean {
+    return (
+      (this.temperature <= 0 || this.topK === 1) &&
+      this.banned.length === 0 &&
+      this.biasIds.length === 0 &&
+      this.repetitionPenalty === 1
+    );
+  }
+
   /** Picks the next token. `history` is the token sequence so far (its last
    * `repetitionWindow` entries are penalised); it is only read. */
   sample(logits: Float32Array, history?: ArrayLike<number>): number {
@@ -220,17 +231,17 @@ export class Sampler {
     /** Whether weight[] and sum already hold the candidates' weights (top-p did them). */
     let weighed = false;
     if (this.topK > 0) {
-      const found = collectTopCandidates(buf, this.topK);
+      const found = collectTopCandidates(buf, this.topK, true);
       n = Math.min(this.topK, found);
       if (found > n) selectLargest(index, found, n, work);
-    } else if (this.topP < 1) {
+    } else if (this.topP < 1 && !(this.minP > 0 && this.minPInsideNucleus(max, inv))) {
       const found = nucleusCut(buf, this.topP, max, inv, buf.expWeights(max, inv));
       if (found.count < 0) {
         // A large nucleus (and min-p, when asked) is every token above a logit cut: weigh
         // those and draw through the per-block sums.
         let cut = found.cut;
         if (this.minP > 0) cut = Math.max(cut, max + Math.log(this.minP) * this.temperature);
-        return this.drawAll(buf.expWeights(max, inv, cut));
+        return this.drawByBounds(max, inv, cut);
       }
       n = found.count;
       sum = found.mass;
@@ -239,10 +250,10 @@ export class Sampler {
       // Only weights ≥ minP can survive: logit ≥ max + T·ln(minP). Collect a little below that
       // bound and let the exact weight test below decide.
       const bound = max + Math.log(this.minP) * this.temperature;
-      n = buf.collect(bound - 1e-6 * (Math.abs(bound) + 1));
+      n = buf.collectAbove(bound - 1e-6 * (Math.abs(bound) + 1));
     } else {
       // Temperature alone: the whole vocabulary, drawn through the per-block sums.
-      return this.drawAll(buf.expWeights(max, inv));
+      return this.drawByBounds(max, inv, -Infinity);
     }
     if (!weighed) {
       for (let j = 0; j < n; j++) {
@@ -251,7 +262,7 @@ export class Sampler {
         weight[id] = w;
         sum += w;
       }
-      if (this.topP < 1) {
+      if (this.topP < 1 && this.topK > 0) {
         const kept = nucleus(index, n, weight, this.topP * sum);
         n = kept.count;
         sum = kept.mass;
@@ -283,21 +294,55 @@ export class Sampler {
     return index[0]!;
   }
 
-  /** Draws from every token's weight (total z): first the block, then the token in it. */
-  private drawAll(z: number): number {
-    const weight = this.buf.weights;
-    const blocks = this.buf.blockSums;
-    let target = this.rng.next() * z;
-    let b = 0;
-    while (b < blocks.length - 1 && target >= blocks[b]!) target -= blocks[b++]!;
-    const end = Math.min((b + 1) * BLOCK, this.vocabSize);
-    for (let i = b * BLOCK; i < end; i++) {
-      target -= weight[i]!;
-      if (target < 0) return i;
+  /**
+   * Whether the min-p set (weights ≥ minP, a few tokens near the top) weighs less than p·z, so
+   * that the nucleus contains it and top-p then min-p keeps exactly it. Decided without the
+   * exponentials of the whole vocabulary: z is at least Σ upper bounds ÷ their largest ratio.
+   * When it cannot be decided so, the caller takes the exact nucleus.
+   */
+  private minPInsideNucleus(max: number, inv: number): boolean {
+    const buf = this.buf;
+    const bound = max + Math.log(this.minP) * this.temperature;
+    const n = buf.collectAbove(bound - 1e-6 * (Math.abs(bound) + 1));
+    let mass = 0;
+    for (let j = 0; j < n; j++) {
+      const w = Math.exp((buf.logits[buf.index[j]!]! - max) * inv);
+      if (w >= this.minP) mass += w;
     }
-    // Rounding left a sliver of mass: the last token with weight takes it.
-    for (let i = end - 1; i >= 0; i--) if (weight[i]! > 0) return i;
-    return this.buf.argmax();
+    return mass < (this.topP * buf.expBounds(max, inv)) / BOUND_RATIO;
+  }
+
+  /**
+   * Draws from the weights exp((x − max)·inv) of every token at or above `cut` without
+   * computing them all: a token is proposed from cheap upper bounds of the weights (block by
+   * block, then within the block) and accepted with probability weight ÷ bound, which samples
+   * the exact distribution; about 1 proposal in 30 is rejected.
+   */
+  private drawByBounds(max: number, inv: number, cut: number): number {
+    const buf = this.buf;
+    const total = buf.expBounds(max, inv, cut);
+    const bound = buf.weights;
+    const logits = buf.logits;
+    const blocks = buf.blockSums;
+    for (;;) {
+      let target = this.rng.next() * total;
+      let b = 0;
+      while (b < blocks.length - 1 && target >= blocks[b]!) target -= blocks[b++]!;
+      const start = b * BLOCK;
+      const end = Math.min(start + BLOCK, this.vocabSize);
+      let id = end - 1;
+      for (let i = start; i < end; i++) {
+        target -= bound[i]!;
+        if (target < 0) {
+          id = i;
+          break;
+        }
+      }
+      // Rounding left the target past the block's last bound: take its last token with one.
+      while (id >= start && !(bound[id]! > 0)) id--;
+      if (id < start) continue;
+      if (this.rng.next() * bound[id]! < Math.exp((logits[id]! - max) * inv)) return id;
+    }
   }
 
   private checkToken(what: string, id: number): void {

@@ -6,7 +6,7 @@ import type { VmOutcome } from "../vm/result.js";
 import type { VmProfileName } from "../vm/limits.js";
 import { RegionScanner, type RegionSyntax, type Region } from "./scanner.js";
 import { Sampler, type SamplerOptions } from "./sampler.js";
-import { LogitState, type LogitEdit } from "./logit-state.js";
+import { LogitState, MASKED_LOGIT, type LogitEdit } from "./logit-state.js";
 import { bindIntrinsics, LiveBinding, type IntrinsicHost } from "./intrinsics.js";
 import type { DecodeEvent, DoneReason, GenerationStats } from "./events.js";
 import type { LispSession } from "../lisp/session.js";
@@ -76,18 +76,19 @@ export class SequenceState implements IntrinsicHost {
   sampled = 0;
   step = 0;
   done = false;
-  phase: VmPhase = "idle";
-  logitsReady = false;
-  /** Edits a region program made, replayed at the next sampling step. */
-  pendingEdits: LogitEdit[] = [];
+  private phase: VmPhase = "idle";
+  /** Whether VM code may read the logits now (during hooks, setup and region programs). */
+  private logitsReady = false;
+  /** Edits VM code made outside a sampling step, replayed at the next one. */
+  private pendingEdits: LogitEdit[] = [];
   readonly hooks = new Map<string, number>();
-  readonly checkpoints = new Map<number, Checkpoint>();
+  private readonly checkpoints = new Map<number, Checkpoint>();
   /** Checkpoints taken during a region program: they point past the injected result. */
-  deferredCheckpoints: number[] = [];
-  nextCheckpointId = 1;
-  pendingRewind: number | null = null;
-  memo = "";
-  lastMemo = "";
+  private deferredCheckpoints: number[] = [];
+  private nextCheckpointId = 1;
+  private pendingRewind: number | null = null;
+  private memo = "";
+  private lastMemo = "";
   readonly steering = new Map<number, Float32Array>();
   readonly events: DecodeEvent[] = [];
   readonly stats: GenerationStats = {
@@ -158,7 +159,7 @@ export class SequenceState implements IntrinsicHost {
     if (this.phase === "region") this.deferredCheckpoints.push(id);
     return id;
   }
-  captureCheckpoint(id: number): Checkpoint {
+  private captureCheckpoint(id: number): Checkpoint {
     return {
       id,
       position: this.tokens.length,
@@ -244,6 +245,85 @@ export class SequenceState implements IntrinsicHost {
       return state.entropy();
     });
     return scores.reduce((a, b) => a + b, 0) / scores.length;
+  }
+
+  // ---- the logits VM code sees ----
+
+  /** Starts a sampling step: loads the next-token logits, replays the edits VM code left for
+   * this step, and opens them to hooks until closeLogits(). */
+  openStepLogits(source: Float32Array): LogitState {
+    this.logitState.load(source);
+    this.logitsReady = true;
+    if (this.pendingEdits.length > 0) {
+      this.logitState.replay(this.pendingEdits);
+      this.pendingEdits = [];
+    }
+    return this.logitState;
+  }
+
+  /** Ends VM access to this step's logits (sampling follows). */
+  closeLogits(): void {
+    this.logitsReady = false;
+  }
+
+  /** Runs setup or region code on the distribution `source`; the edits it makes apply at the
+   * next sampling step (the logits it saw belong to a step that is already decided). */
+  runOnLogits<T>(phase: "setup" | "region", source: Float32Array, fn: () => T): T {
+    this.logitState.load(source);
+    this.logitsReady = true;
+    try {
+      return this.inPhase(phase, fn);
+    } finally {
+      this.logitsReady = false;
+      this.pendingEdits = [...this.logitState.edits];
+    }
+  }
+
+  /** Forbids a token at the next sampling step, replacing any edits left for it. */
+  forbidAtNextStep(token: number): void {
+    this.pendingEdits = [{ op: "set", id: token, value: MASKED_LOGIT }];
+  }
+
+  // ---- checkpoints and rewind ----
+
+  /** Whether VM code asked for a rewind that has not been carried out. */
+  get rewindRequested(): boolean {
+    return this.pendingRewind !== null;
+  }
+
+  /** Checkpoints taken during a region program are re-taken once its result is injected. */
+  settleDeferredCheckpoints(): void {
+    for (const id of this.deferredCheckpoints) this.checkpoints.set(id, this.captureCheckpoint(id));
+    this.deferredCheckpoints = [];
+  }
+
+  /**
+   * Takes the requested rewind (null when none) and restores the text side: scanner and token
+   * offsets go back to the checkpoint, edits left for the next step are dropped, the memo moves
+   * to the new timeline and a `rewind` event is queued. The caller cuts the KV cache and the
+   * tokens back to `position`.
+   */
+  takeRewind(): Checkpoint | null {
+    const id = this.pendingRewind;
+    if (id === null) return null;
+    this.pendingRewind = null;
+    const cp = this.checkpoints.get(id)!;
+    const erased = this.text.slice(cp.textLength);
+    this.scanner.restore(cp.scanner);
+    this.tokenOffsets.length = cp.offsets;
+    this.pendingEdits = [];
+    this.stats.rewinds++;
+    this.lastMemo = this.memo;
+    this.events.push({
+      type: "rewind",
+      seq: this.seq,
+      checkpoint: id,
+      erased,
+      memo: this.memo,
+      position: cp.position,
+    });
+    this.memo = "";
+    return cp;
   }
 
   /** Runs `fn` with the VM phase set, so intrinsics know what a checkpoint means. */

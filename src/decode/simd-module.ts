@@ -47,10 +47,6 @@ const vstoreAt = (offset: number) => [...simd(0x0b), 4, ...u32(offset)];
 const vstore = vstoreAt(0);
 /** A v128 constant with v in every f32 lane (cheaper in a loop than a splat). */
 const vf32 = (v: number) => [...simd(0x0c), ...bytesOf(Float32Array.of(v, v, v, v))];
-const vi32 = (v: number) => [
-  ...simd(0x0c),
-  ...[...new Uint8Array(Int32Array.of(v, v, v, v).buffer)],
-];
 const shuffle = (lanes: number[]) => [...simd(0x0d), ...lanes];
 const f32x4 = {
   splat: simd(0x13),
@@ -65,6 +61,7 @@ const f32x4 = {
   mul: simd(0xe6),
   pmax: simd(0xeb),
   truncSat: simd(0xf8),
+  truncSatU: simd(0xf9),
   demoteZero: simd(0x5e),
 };
 const f64x2 = {
@@ -72,7 +69,7 @@ const f64x2 = {
   lane: (i: number) => [...simd(0x21), i],
   promoteLow: simd(0x5f),
   add: simd(0xf0),
-  div: simd(0xf3),
+  mul: simd(0xf2),
 };
 const i32x4 = { splat: simd(0x11), shl: simd(0xab), add: simd(0xae) };
 const v128 = { and: simd(0x4e), bitselect: simd(0x52), anyTrue: simd(0x53) };
@@ -115,14 +112,60 @@ const eachVector = (p: number, end: number, body: number[]): number[] => [
   op.i32GeU,
   ...op.brIf(1),
   ...body,
-  ...get(p),
-  ...i32c(16),
-  op.i32Add,
-  ...set(p),
+  ...advance(p),
   ...op.br(0),
   ...op.end,
   ...op.end,
 ];
+
+/** `for (; p < end;) { stepEnd = p + bytes (at most end, with clamp); body }`, body advancing p
+ * to stepEnd: blocks of BLOCK floats by default. */
+const eachBlock = (
+  p: number,
+  end: number,
+  stepEnd: number,
+  body: number[],
+  bytes = BLOCK * 4,
+  clamp = false,
+): number[] => [
+  ...op.block,
+  ...op.loop,
+  ...get(p),
+  ...get(end),
+  op.i32GeU,
+  ...op.brIf(1),
+  ...get(p),
+  ...i32c(bytes),
+  op.i32Add,
+  ...(clamp
+    ? [...tee(stepEnd), ...get(end), ...get(stepEnd), ...get(end), 0x49 /* i32.lt_u */, 0x1b]
+    : []), // select: the smaller
+  ...set(stepEnd),
+  ...body,
+  ...op.br(0),
+  ...op.end,
+  ...op.end,
+];
+
+/** Stores the f64 on the stack as the block's sum (sums[2 + block], blockPtr walking from
+ * sums), adds it to the f64 local `total` and moves to the next block. */
+const storeBlockSum = (blockPtr: number, total: number, tmp: number): number[] => [
+  ...set(tmp),
+  ...get(blockPtr),
+  ...get(tmp),
+  ...op.f64StoreAt(16),
+  ...get(total),
+  ...get(tmp),
+  op.f64Add,
+  ...set(total),
+  ...get(blockPtr),
+  ...i32c(8),
+  op.i32Add,
+  ...set(blockPtr),
+];
+
+/** ptr += one vector. */
+const advance = (ptr: number): number[] => [...get(ptr), ...i32c(16), op.i32Add, ...set(ptr)];
 
 /** local ← the f32 (or, with f64x2, f64) param in every lane. */
 const splatInto = (param: number, local: number, splat = f32x4.splat) => [
@@ -171,242 +214,304 @@ const accumulate64 = (tmp: number, acc: number) => [
   ...set(acc),
 ];
 
-// exp(d) for d in [−87.3, 0], f32x4: d = k·ln2 + r with |r| ≤ ln2/2, exp(r) by its Taylor series
-// to degree 7 (truncation < 6e-9 relative), 2^k through the exponent bits. Cody–Waite split of
-// ln2 keeps r within an ulp.
-const EXP_FLOOR = -87.3;
-const LN2_HI = 0.693359375;
-const LN2_LO = -2.1219444e-4;
-const ROUNDING_MAGIC = 12582912; // 1.5 · 2^23
-const TAYLOR = [1, 1, 1 / 2, 1 / 6, 1 / 24, 1 / 120, 1 / 720, 1 / 5040];
+// exp over the vocabulary as 2^y, y = (x − shift)·scale·log2 e, f32x4: y = k + f with k an integer
+// and |f| ≤ 1/2, 2^f by a degree-5 minimax polynomial with its constant term set to exactly 1 (so
+// the most likely token weighs exactly 1; relative error 2.6e-7 after float32 rounding), 2^k added
+// into the exponent bits. scale·log2 e is split into a float32 and
+// its remainder so that its rounding leaves no error that grows with |y|. x is first clamped to
+// `low` (≥ 86 nats below the shift), so k ≥ −125 and every lane is finite (NaN and −Infinity
+// included); the caller masks those lanes where a weight must be exactly 0.
+const ROUNDING_MAGIC = 12582912; // 1.5 · 2^23: adding it rounds to an integer in the low bits
+const EXP2_MINIMAX = [
+  1, 0.6931469440460205, 0.24022114276885986, 0.05550709739327431, 0.009675757959485054,
+  0.0013277939287945628,
+];
 
-/** v128 constants held in locals from `first` on, set once before the loop: V8 rebuilds a
- * v128.const on every use, a local it keeps in a register or one load away. */
-class ConstantPool {
+/** v128 constants live in a table at the start of memory (written by the module's data
+ * segment) and are loaded where used: TurboFan rebuilds a v128.const, or a local holding one,
+ * from immediates on every use (three instructions), a load is one. */
+class ConstantTable {
   private readonly values: number[][] = [];
-  constructor(private readonly first: number) {}
-  get(bytes: number[]): number[] {
+  /** Loads the constant (16 bytes) onto the stack. */
+  load(bytes: number[]): number[] {
     const key = bytes.join(",");
     let i = this.values.findIndex((v) => v.join(",") === key);
     if (i < 0) i = this.values.push(bytes) - 1;
-    return get(this.first + i);
+    if (16 * this.values.length > CONSTANT_BYTES) throw new Error("kernel constant table is full");
+    return [...i32c(0), ...vload(16 * i)];
   }
-  f32 = (v: number) => this.get(vf32(v));
-  i32 = (v: number) => this.get(vi32(v));
-  prologue(): number[] {
-    return this.values.flatMap((v, i) => [...v, ...set(this.first + i)]);
-  }
-  locals(): number[] {
-    return this.values.map(() => V128);
+  f32 = (v: number) => this.load([...bytesOf(Float32Array.of(v, v, v, v))]);
+  bytes(): number[] {
+    return this.values.flat();
   }
 }
 
-/** Leaves exp(d) on the stack; `d` is a local holding d (clobbered), `k`, `r2`, `r4` scratch. */
-function expOf(
-  d: number,
-  k: number,
-  r2: number,
-  r4: number,
-  { f32: vf32, i32: vi32 }: ConstantPool,
+/** Bytes at the start of memory reserved for the kernels' constants. */
+export const CONSTANT_BYTES = 256;
+const constants = new ConstantTable();
+
+/** Locals of one lane group of the exp: the clamped x − shift, and three scratch vectors. */
+interface ExpLocals {
+  dx: number;
+  t: number;
+  f: number;
+  f2: number;
+}
+
+/** Leaves 2^((x − shift)·scale·log2 e) on the stack for the vector at p + offset; `dx` keeps
+ * x − shift (clamped, finite). vShift, vLow, vHi, vLo are the splatted parameters. */
+function exp2At(
+  offset: number,
+  p: number,
+  { dx, t, f, f2 }: ExpLocals,
+  [vShift, vLow, vHi, vLo]: number[],
+  { f32: c }: ConstantTable,
 ): number[] {
-  const clamped = [...vf32(EXP_FLOOR), ...get(d), ...f32x4.pmax];
-  const out: number[] = [];
-  // t = clamped·log2 e + 1.5·2^23 rounds to an integer in t's low mantissa bits (k = t − magic).
-  out.push(...clamped, ...vf32(Math.LOG2E), ...f32x4.mul, ...vf32(ROUNDING_MAGIC), ...f32x4.add);
-  out.push(...set(k));
-  // r = clamped − k·LN2_HI − k·LN2_LO, kept in d for Horner.
-  const kFloat = [...get(k), ...vf32(ROUNDING_MAGIC), ...f32x4.sub];
-  out.push(...clamped, ...kFloat, ...vf32(LN2_HI), ...f32x4.mul, ...f32x4.sub);
-  out.push(...kFloat, ...vf32(LN2_LO), ...f32x4.mul, ...f32x4.sub);
-  out.push(...set(d));
-  // Estrin's scheme: ((c0 + c1 r) + r²(c2 + c3 r)) + r⁴((c4 + c5 r) + r²(c6 + c7 r)) keeps the
-  // dependency chain short, which is what bounds this loop.
-  const pair = (i: number) => [
-    ...vf32(TAYLOR[i]!),
-    ...get(d),
-    ...vf32(TAYLOR[i + 1]!),
+  const term = (i: number) => [
+    ...c(EXP2_MINIMAX[i]!),
+    ...get(f),
+    ...c(EXP2_MINIMAX[i + 1]!),
     ...f32x4.mul,
     ...f32x4.add,
   ];
-  out.push(...get(d), ...get(d), ...f32x4.mul, ...set(r2));
-  out.push(...get(r2), ...get(r2), ...f32x4.mul, ...set(r4));
-  out.push(...pair(0), ...get(r2), ...pair(2), ...f32x4.mul, ...f32x4.add);
-  out.push(...pair(4), ...get(r2), ...pair(6), ...f32x4.mul, ...f32x4.add);
-  out.push(...get(r4), ...f32x4.mul, ...f32x4.add);
-  // × 2^k: t's low mantissa bits are k, so (bits(t) << 23) + (127 << 23) is the float 2^k
-  // (the bits above wrap away; k + 127 is in 1..127 for clamped inputs).
-  out.push(...get(k), ...i32c(23), ...i32x4.shl, ...vi32(127 << 23), ...i32x4.add, ...f32x4.mul);
-  return out;
+  return [
+    // dx = max(x, low) − shift; y = dx·hi, rounded to t's low mantissa bits.
+    ...get(vLow!),
+    ...get(p),
+    ...vload(offset),
+    ...f32x4.pmax,
+    ...get(vShift!),
+    ...f32x4.sub,
+    ...tee(dx),
+    ...get(vHi!),
+    ...f32x4.mul,
+    ...tee(f),
+    ...c(ROUNDING_MAGIC),
+    ...f32x4.add,
+    ...set(t),
+    // f = (y − k) + dx·lo, in [−1/2, 1/2] up to the tiny correction.
+    ...get(f),
+    ...get(t),
+    ...c(ROUNDING_MAGIC),
+    ...f32x4.sub,
+    ...f32x4.sub,
+    ...get(dx),
+    ...get(vLo!),
+    ...f32x4.mul,
+    ...f32x4.add,
+    ...tee(f),
+    ...get(f),
+    ...f32x4.mul,
+    ...set(f2),
+    // Estrin: (c0 + c1 f) + f²((c2 + c3 f) + f²(c4 + c5 f)) keeps the dependency chain short.
+    ...term(0),
+    ...term(2),
+    ...get(f2),
+    ...term(4),
+    ...f32x4.mul,
+    ...f32x4.add,
+    ...get(f2),
+    ...f32x4.mul,
+    ...f32x4.add,
+    // × 2^k: t's low mantissa bits hold k, so bits(t) << 23 is k in the exponent field (the bits
+    // above wrap away), added to the polynomial's bits.
+    ...get(t),
+    ...i32c(23),
+    ...i32x4.shl,
+    ...i32x4.add,
+  ];
 }
 
-/** max over n floats at p, NaN ignored (pmax keeps the accumulator when the lane is NaN). */
-function maxKernel(): KernelFn {
-  const [p, n, end, acc] = [0, 1, 2, 3];
-  return {
-    name: "max",
-    params: [I32, I32],
-    results: [F32],
-    locals: [I32, V128],
-    body: [
-      ...endOf(p, n, end),
-      ...f32c(-Infinity),
-      ...f32x4.splat,
-      ...set(acc),
-      ...eachVector(p, end, [...get(acc), ...get(p), ...vload(), ...f32x4.pmax, ...set(acc)]),
-      ...get(acc),
-      ...f32x4.lane(0),
-      ...get(acc),
-      ...f32x4.lane(1),
-      op.f32Max,
-      ...get(acc),
-      ...f32x4.lane(2),
-      ...get(acc),
-      ...f32x4.lane(3),
-      op.f32Max,
-      op.f32Max,
-    ],
-  };
-}
+/** Vectors whose weights are summed in float32 before one float64 accumulation: at most eight
+ * roundings per lane (< 5e-7 relative, and they do not add up across chunks: independent
+ * signs), for one promotion per CHUNK vectors instead of one per vector. */
+const CHUNK = 8;
+
+/** Vectors per iteration of the exp kernels: two overlap their dependency chains without
+ * running out of registers. */
+const UNROLL = 2;
 
 /**
- * exp((x − shift) · scale) over n floats at p (n a multiple of BLOCK), 0 for x below `cut`.
- * Writes Σe and Σe·d (f64) to sums[0] and sums[1]; with `store`, also each weight to out and
- * each block's Σe to sums[2 + block].
+ * 2^((x − shift)·(hi + lo)) over n floats at p (n a multiple of BLOCK), x clamped to `low`,
+ * 0 for x below `cut` (which the caller keeps ≥ low, so that masked, NaN and negligible tokens
+ * weigh exactly 0). `expStats` writes Σe and Σe·(x − shift) (f64) to sums[0] and sums[1];
+ * `expWeights` stores each weight to out, each block's Σe to sums[2 + block] and Σe to sums[0]. One vector per iteration keeps every value in a register
+ * (TurboFan spills when several are interleaved).
  */
 function expKernel(name: string, store: boolean): KernelFn {
-  const [p, n, shift, scale, out, sums, cut] = [0, 1, 2, 3, 4, 5, 6];
-  const [end, blockEnd, blockPtr, d, k, e, z, w, tmp, zBlock] = [
-    7, 8, 9, 10, 11, 12, 13, 14, 15, 16,
-  ];
-  const [vShift, vScale, r2, r4, vCut, e2, tmp2] = [17, 18, 19, 20, 21, 22, 23];
-  const pool = new ConstantPool(24);
-  const vf32 = pool.f32;
-  /** exp of the vector at p + offset, 0 where masked; the lane's d is kept in `dKeep`. */
-  const expAt = (offset: number, dKeep: number) => [
+  const [p, n, shift, low, hi, lo, out, sums, cut] = [0, 1, 2, 3, 4, 5, 6, 7, 8];
+  let next = 9;
+  const local = () => next++;
+  const [end, blockEnd, chunkEnd, blockPtr] = [local(), local(), local(), local()];
+  const [zBlock, blockSum] = [local(), local()];
+  const vectors = Array.from({ length: 12 }, local);
+  const [vShift, vLow, vHi, vLo, vCut, z, w, e, tmp, zf, wf] = vectors;
+  const lanes = Array.from({ length: UNROLL }, (): ExpLocals => ({
+    dx: local(),
+    t: local(),
+    f: local(),
+    f2: local(),
+  }));
+  const weightAt = (offset: number, lane: ExpLocals) => [
+    ...exp2At(offset, p, lane, [vShift!, vLow!, vHi!, vLo!], constants),
     ...get(p),
     ...vload(offset),
-    ...get(vCut),
-    ...f32x4.ge, // mask: at or above the cut
-    ...get(p),
-    ...vload(offset),
-    ...get(vShift),
-    ...f32x4.sub,
-    ...get(vScale),
-    ...f32x4.mul,
-    ...tee(d),
-    ...vf32(EXP_FLOOR),
-    ...f32x4.ge, // mask: d within range (false for NaN and −Infinity)
+    ...get(vCut!),
+    ...f32x4.ge,
     ...v128.and,
-    ...get(d),
-    ...set(dKeep), // expOf overwrites d
-    ...expOf(d, k, r2, r4, pool),
-    ...v128.and,
-  ];
-  // Σ e·d with d clamped (−Infinity·0 would be NaN); masked lanes have e = 0.
-  const weighted = (eLocal: number, dKeep: number) => [
-    ...get(eLocal),
-    ...vf32(EXP_FLOOR),
-    ...get(dKeep),
-    ...f32x4.pmax,
-    ...f32x4.mul,
-  ];
-  // Two vectors per iteration, summed in float32 (one rounding) before the float64 sums.
-  const vector = [
-    ...expAt(0, tmp),
-    ...set(e),
-    ...expAt(16, tmp2),
-    ...set(e2),
     ...(store
-      ? [
-          ...get(out),
-          ...get(e),
-          ...vstoreAt(0),
-          ...get(out),
-          ...get(e2),
-          ...vstoreAt(16),
-          ...get(out),
-          ...i32c(32),
-          op.i32Add,
-          ...set(out),
-        ]
-      : []),
-    ...get(e),
-    ...get(e2),
+      ? [...tee(e!), ...set(tmp!), ...get(out), ...get(tmp!), ...vstoreAt(offset)]
+      : [...tee(e!), ...get(lane.dx), ...f32x4.mul, ...get(wf!), ...f32x4.add, ...set(wf!)]),
+    ...get(zf!),
+    ...get(e!),
     ...f32x4.add,
-    ...accumulate64(k, z),
-    ...(store
-      ? []
-      : [...weighted(e, tmp), ...weighted(e2, tmp2), ...f32x4.add, ...accumulate64(k, w)]),
-    ...get(p),
-    ...i32c(16),
-    op.i32Add,
-    ...set(p),
+    ...set(zf!),
   ];
+  const vector = [
+    ...lanes.flatMap((lane, i) => weightAt(16 * i, lane)),
+    ...(store ? [...get(out), ...i32c(16 * UNROLL), op.i32Add, ...set(out)] : []),
+    ...(UNROLL > 1 ? [...get(p), ...i32c(16 * (UNROLL - 1)), op.i32Add, ...set(p)] : []),
+  ];
+  const zero = (v: number) => [...f64c(0), ...f64x2.splat, ...set(v)];
+  /** Sums the float32 accumulator `from` into the float64 pair `into` and clears it. */
+  const flush = (from: number, into: number) => [
+    ...get(from),
+    ...accumulate64(tmp!, into),
+    ...zero(from),
+  ];
+  const chunks = (stop: number) =>
+    eachBlock(
+      p,
+      stop,
+      chunkEnd,
+      [...eachVector(p, chunkEnd, vector), ...flush(zf!, z!), ...(store ? [] : flush(wf!, w!))],
+      CHUNK * 16,
+    );
   const blockLoop = store
     ? [
-        ...op.block,
-        ...op.loop,
-        ...get(p),
-        ...get(end),
-        op.i32GeU,
-        ...op.brIf(1),
-        ...get(p),
-        ...i32c(BLOCK * 4),
-        op.i32Add,
-        ...set(blockEnd),
-        ...f64c(0),
-        ...f64x2.splat,
-        ...set(z),
-        ...eachVector(p, blockEnd, vector),
-        ...get(blockPtr),
-        ...sumLanes64(z),
-        ...op.f64StoreAt(16),
-        ...get(zBlock),
-        ...sumLanes64(z),
-        op.f64Add,
-        ...set(zBlock),
-        ...get(blockPtr),
-        ...i32c(8),
-        op.i32Add,
-        ...set(blockPtr),
-        ...op.br(0),
-        ...op.end,
-        ...op.end,
+        ...eachBlock(p, end, blockEnd, [
+          ...zero(z!),
+          ...chunks(blockEnd),
+          ...sumLanes64(z!),
+          ...storeBlockSum(blockPtr, zBlock, blockSum),
+        ]),
         ...get(sums),
         ...get(zBlock),
         ...op.f64Store,
       ]
     : [
-        ...eachVector(p, end, vector),
+        ...chunks(end),
         ...get(sums),
-        ...sumLanes64(z),
+        ...sumLanes64(z!),
         ...op.f64Store,
         ...get(sums),
-        ...sumLanes64(w),
+        ...sumLanes64(w!),
         ...op.f64StoreAt(8),
       ];
+  const body = [
+    ...endOf(p, n, end),
+    ...splatInto(shift, vShift!),
+    ...splatInto(low, vLow!),
+    ...splatInto(hi, vHi!),
+    ...splatInto(lo, vLo!),
+    ...splatInto(cut, vCut!),
+    ...get(sums),
+    ...set(blockPtr),
+    ...zero(z!),
+    ...zero(w!),
+    ...blockLoop,
+  ];
   return {
     name,
-    params: [I32, I32, F32, F32, I32, I32, F32],
+    params: [I32, I32, F32, F32, F32, F32, I32, I32, F32],
     results: [],
     locals: [
-      ...[I32, I32, I32, V128, V128, V128, V128, V128, V128, F64, V128, V128, V128, V128, V128],
-      ...[V128, V128],
-      ...pool.locals(),
+      ...[I32, I32, I32, I32, F64, F64],
+      ...vectors.map(() => V128),
+      ...lanes.flatMap(() => [V128, V128, V128, V128]),
     ],
+    body,
+  };
+}
+
+/**
+ * Upper bounds of the weights 2^y, y = (x − shift)·scale·log2 e, for drawing by rejection: the
+ * float whose bits are (y + 127)·2^23 is 2^k·(1 + f) (k = ⌊y⌋, f = y − k), the chord of 2^y,
+ * which lies above it and at most 6.2% over. `a` = scale·log2 e·2^23 and `b` = 127·2^23 plus a
+ * margin for the roundings of the three float32 operations; the saturating conversion turns
+ * NaN, −Infinity and everything below 2^−127 into 0. Lanes below `cut` are 0. Stores each
+ * bound to out, each block's Σ (f32 within the block) to sums[2 + block], the total (f64) to
+ * sums[0].
+ */
+function boundsKernel(): KernelFn {
+  const [p, n, shift, a, b, out, sums, cut] = [0, 1, 2, 3, 4, 5, 6, 7];
+  const [end, blockEnd, blockPtr, total, blockSum, vShift, vA, vB, vCut, acc, x, vZero] = [
+    8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19,
+  ];
+  const vector = [
+    ...get(out),
+    ...get(vZero),
+    ...get(p),
+    ...vload(),
+    ...tee(x),
+    ...get(vShift),
+    ...f32x4.sub,
+    ...get(vA),
+    ...f32x4.mul,
+    ...get(vB),
+    ...f32x4.add,
+    ...f32x4.pmax, // max(0, u): NaN and everything below 2^−127 become 0
+    ...f32x4.truncSat,
+    ...get(x),
+    ...get(vCut),
+    ...f32x4.ge,
+    ...v128.and,
+    ...tee(x),
+    ...vstore,
+    ...get(acc),
+    ...get(x),
+    ...f32x4.add,
+    ...set(acc),
+    ...advance(out),
+  ];
+  const lanesSum = [
+    ...get(acc),
+    ...f32x4.lane(0),
+    ...get(acc),
+    ...f32x4.lane(1),
+    0x92, // f32.add
+    ...get(acc),
+    ...f32x4.lane(2),
+    ...get(acc),
+    ...f32x4.lane(3),
+    0x92,
+    0x92,
+    0xbb, // f64.promote_f32
+  ];
+  return {
+    name: "bounds",
+    params: [I32, I32, F32, F32, F32, I32, I32, F32],
+    results: [],
+    locals: [I32, I32, I32, F64, F64, V128, V128, V128, V128, V128, V128, V128],
     body: [
-      ...pool.prologue(),
       ...endOf(p, n, end),
       ...splatInto(shift, vShift),
-      ...splatInto(scale, vScale),
+      ...splatInto(a, vA),
+      ...splatInto(b, vB),
       ...splatInto(cut, vCut),
       ...get(sums),
       ...set(blockPtr),
-      ...f64c(0),
-      ...f64x2.splat,
-      ...tee(z),
-      ...set(w),
-      ...blockLoop,
+      ...eachBlock(p, end, blockEnd, [
+        ...f32c(0),
+        ...f32x4.splat,
+        ...set(acc),
+        ...eachVector(p, blockEnd, vector),
+        ...lanesSum,
+        ...storeBlockSum(blockPtr, total, blockSum),
+      ]),
+      ...get(sums),
+      ...get(total),
+      ...op.f64Store,
     ],
   };
 }
@@ -489,130 +594,172 @@ function collectKernel(): KernelFn {
   };
 }
 
-/** The index of the first float at p equal to value, or −1. */
-function findKernel(): KernelFn {
-  const [p, n, value, end, base, vValue, at] = [0, 1, 2, 3, 4, 5, 6];
-  return {
-    name: "find",
-    params: [I32, I32, F32],
-    results: [I32],
-    locals: [I32, I32, V128, I32],
-    body: [
-      ...splatInto(value, vValue),
-      ...startScan(p, n, end, base),
-      ...eachVector(p, end, [
-        ...get(p),
-        ...vload(),
-        ...get(vValue),
-        ...f32x4.eq,
-        ...v128.anyTrue,
-        ...op.if,
-        // The first of the four lanes that matches.
-        ...get(p),
-        ...set(at),
-        ...op.loop,
-        ...get(at),
-        ...op.f32Load,
-        ...get(value),
-        0x5b, // f32.eq
-        ...op.if,
-        ...get(at),
-        ...get(base),
-        0x6b, // i32.sub
-        ...i32c(2),
-        0x76, // i32.shr_u
-        0x0f, // return
-        ...op.end,
-        ...get(at),
-        ...i32c(4),
-        op.i32Add,
-        ...set(at),
-        ...op.br(0),
-        ...op.end,
-        ...op.end,
-      ]),
-      ...i32c(-1),
-    ],
-  };
+/**
+ * `for (ptr < end) acc64 += value` where `value` leaves an f32x4 on the stack (and may advance
+ * other pointers); the values are summed in float32 over CHUNK vectors (acc32) before each
+ * float64 accumulation. Then the two lanes of acc64 are added onto the stack.
+ */
+function chunkedSum(
+  ptr: number,
+  end: number,
+  chunkEnd: number,
+  value: number[],
+  acc32: number,
+  acc64: number,
+  tmp: number,
+): number[] {
+  return [
+    ...f64c(0),
+    ...f64x2.splat,
+    ...set(acc64),
+    ...eachBlock(
+      ptr,
+      end,
+      chunkEnd,
+      [
+        ...f32c(0),
+        ...f32x4.splat,
+        ...set(acc32),
+        ...eachVector(ptr, chunkEnd, [...get(acc32), ...value, ...f32x4.add, ...set(acc32)]),
+        ...get(acc32),
+        ...accumulate64(tmp, acc64),
+      ],
+      CHUNK * 16,
+      true,
+    ),
+    ...sumLanes64(acc64),
+  ];
 }
 
 /** Σ weight (f64) over the tokens whose logit is ≥ threshold: logits at p, weights at w. */
 function massAboveKernel(): KernelFn {
-  const [p, w, n, threshold, end, vThreshold, acc, tmp] = [0, 1, 2, 3, 4, 5, 6, 7];
+  const [p, w, n, threshold, end, chunkEnd, vThreshold, acc32, acc64, tmp] = [
+    0, 1, 2, 3, 4, 5, 6, 7, 8, 9,
+  ];
   return {
     name: "massAbove",
     params: [I32, I32, I32, F32],
     results: [F64],
-    locals: [I32, V128, V128, V128],
+    locals: [I32, I32, V128, V128, V128, V128],
     body: [
       ...splatInto(threshold, vThreshold),
-      ...f64c(0),
-      ...f64x2.splat,
-      ...set(acc),
       ...endOf(p, n, end),
-      ...eachVector(p, end, [
-        ...get(w),
-        ...vload(),
-        ...get(p),
-        ...vload(),
-        ...get(vThreshold),
-        ...f32x4.ge,
-        ...v128.and,
-        ...accumulate64(tmp, acc),
-        ...get(w),
-        ...i32c(16),
-        op.i32Add,
-        ...set(w),
-      ]),
-      ...sumLanes64(acc),
+      ...chunkedSum(
+        p,
+        end,
+        chunkEnd,
+        [
+          ...get(w),
+          ...vload(),
+          ...get(p),
+          ...vload(),
+          ...get(vThreshold),
+          ...f32x4.ge,
+          ...v128.and,
+          ...advance(w),
+        ],
+        acc32,
+        acc64,
+        tmp,
+      ),
     ],
   };
 }
 
 /** Σ |a − b| (f64) over n floats at a and b. */
 function absDiffKernel(): KernelFn {
-  const [a, b, n, end, acc, tmp] = [0, 1, 2, 3, 4, 5];
+  const [a, b, n, end, chunkEnd, acc32, acc64, tmp] = [0, 1, 2, 3, 4, 5, 6, 7];
   return {
     name: "absDiff",
     params: [I32, I32, I32],
     results: [F64],
-    locals: [I32, V128, V128],
+    locals: [I32, I32, V128, V128, V128],
     body: [
       ...endOf(a, n, end),
-      ...f64c(0),
-      ...f64x2.splat,
-      ...set(acc),
-      ...eachVector(a, end, [
-        ...get(a),
-        ...vload(),
-        ...get(b),
-        ...vload(),
-        ...f32x4.sub,
-        ...f32x4.abs,
-        ...accumulate64(tmp, acc),
-        ...get(b),
-        ...i32c(16),
-        op.i32Add,
-        ...set(b),
-      ]),
-      ...sumLanes64(acc),
+      ...chunkedSum(
+        a,
+        end,
+        chunkEnd,
+        [...get(a), ...vload(), ...get(b), ...vload(), ...f32x4.sub, ...f32x4.abs, ...advance(b)],
+        acc32,
+        acc64,
+        tmp,
+      ),
     ],
   };
 }
 
-/** x ← x / t over n floats, divided in f64 and rounded once (as JavaScript's `x / t` is). */
-function divideKernel(): KernelFn {
+/** The largest float of each block of BLOCK at p (n a multiple of BLOCK) into out, NaN ignored;
+ * returns the largest of all. One pass that also answers argmax (scan the best block) and
+ * bounds for top-k (the k-th largest block maximum). */
+function blockMaxKernel(): KernelFn {
+  const [p, n, out, end, blockEnd, acc, all] = [0, 1, 2, 3, 4, 5, 6];
+  const horizontal = (v: number) => [
+    ...get(v),
+    ...f32x4.lane(0),
+    ...get(v),
+    ...f32x4.lane(1),
+    op.f32Max,
+    ...get(v),
+    ...f32x4.lane(2),
+    ...get(v),
+    ...f32x4.lane(3),
+    op.f32Max,
+    op.f32Max,
+  ];
+  return {
+    name: "blockMax",
+    params: [I32, I32, I32],
+    results: [F32],
+    locals: [I32, I32, V128, V128],
+    body: [
+      ...endOf(p, n, end),
+      ...f32c(-Infinity),
+      ...f32x4.splat,
+      ...set(all),
+      ...eachBlock(p, end, blockEnd, [
+        ...f32c(-Infinity),
+        ...f32x4.splat,
+        ...set(acc),
+        ...eachVector(p, blockEnd, [
+          ...get(acc),
+          ...get(p),
+          ...vload(),
+          ...f32x4.pmax,
+          ...set(acc),
+        ]),
+        ...get(out),
+        ...horizontal(acc),
+        0x38, // f32.store
+        2,
+        0,
+        ...get(all),
+        ...get(acc),
+        ...f32x4.pmax,
+        ...set(all),
+        ...get(out),
+        ...i32c(4),
+        op.i32Add,
+        ...set(out),
+      ]),
+      ...horizontal(all),
+    ],
+  };
+}
+
+/** x ← x · r over n floats, multiplied in f64 and rounded once to float32. */
+function scaleKernel(): KernelFn {
   const [p, n, t, end, x, vt] = [0, 1, 2, 3, 4, 5];
   const half = (high: boolean) => [
     ...get(x),
     ...(high ? [...get(x), ...shuffle(HIGH_HALF)] : []),
     ...f64x2.promoteLow,
     ...get(vt),
-    ...f64x2.div,
+    ...f64x2.mul,
     ...f32x4.demoteZero,
   ];
   return {
-    name: "divide",
+    name: "scale",
     params: [I32, I32, F64],
     results: [],
     locals: [I32, V128, V128],
@@ -662,14 +809,14 @@ function maskBelowKernel(): KernelFn {
 }
 
 export const KERNELS: readonly KernelFn[] = [
-  maxKernel(),
+  blockMaxKernel(),
   expKernel("expStats", false),
   expKernel("expWeights", true),
+  boundsKernel(),
   collectKernel(),
   massAboveKernel(),
-  findKernel(),
   absDiffKernel(),
-  divideKernel(),
+  scaleKernel(),
   maskBelowKernel(),
 ];
 
@@ -701,5 +848,8 @@ export function encodeKernelModule(): Uint8Array {
     code.push(...u32(body.length), ...body);
   }
   section(out, 10, code);
+  // The constant table: one active segment at address 0 of the imported memory.
+  const table = constants.bytes();
+  section(out, 11, [...u32(1), 0x00, ...i32c(0), 0x0b, ...u32(table.length), ...table]);
   return Uint8Array.from(out);
 }

@@ -2,27 +2,38 @@
 // that make each full-vocabulary pass run at close to memory speed. A Sampler and a LogitState
 // each own one; nothing here allocates after construction.
 import { Wasm, PAGE, type WasmModule } from "../vm/wasm-api.js";
-import { BLOCK, encodeKernelModule } from "./simd-module.js";
+import { BLOCK, CONSTANT_BYTES, encodeKernelModule } from "./simd-module.js";
 
 type ExpKernel = (
   p: number,
   n: number,
   shift: number,
-  scale: number,
+  low: number,
+  hi: number,
+  lo: number,
   out: number,
   sums: number,
   cut: number,
 ) => void;
 
 interface KernelExports {
-  max(p: number, n: number): number;
+  blockMax(p: number, n: number, out: number): number;
   expStats: ExpKernel;
   expWeights: ExpKernel;
+  bounds(
+    p: number,
+    n: number,
+    shift: number,
+    a: number,
+    b: number,
+    out: number,
+    sums: number,
+    cut: number,
+  ): void;
   collect(p: number, n: number, threshold: number, below: number, out: number): number;
   massAbove(p: number, w: number, n: number, threshold: number): number;
-  find(p: number, n: number, value: number): number;
   absDiff(a: number, b: number, n: number): number;
-  divide(p: number, n: number, t: number): void;
+  scale(p: number, n: number, r: number): void;
   maskBelow(p: number, n: number, bound: number, value: number): void;
 }
 
@@ -30,6 +41,19 @@ let compiled: WasmModule | undefined;
 
 /** The lowest threshold `collect` accepts: −Infinity would also collect the padding. */
 const LOWEST = -3.4028234663852886e38;
+
+/** Weights more than this many nats below the shift are left out: together, for any vocabulary
+ * below 10^6 tokens, under 10^−31 of the largest. */
+const FLOOR_NATS = 86;
+
+/** What the bounds kernel adds to 127·2^23 (in units of 2^−23 of the exponent): more than the
+ * roundings of its three float32 operations can take away, so a bound is never below its
+ * weight. */
+const BOUND_MARGIN = 512;
+
+/** The most an upper bound from expBounds exceeds its weight: the chord (1 + f) over 2^f is
+ * largest at f = 1/ln 2 − 1, 1.061476, and the margin adds 2^−14. */
+export const BOUND_RATIO = 1.0616;
 
 const bitsOf = new Int32Array(1);
 const floatOf = new Float32Array(bitsOf.buffer);
@@ -58,12 +82,15 @@ export class VocabBuffers {
   readonly index: Int32Array;
   /** Σ weight per block of BLOCK tokens, written by expWeights. */
   readonly blockSums: Float64Array;
+  /** The largest logit of each block of BLOCK tokens, written by max() and argmax(). */
+  readonly blockMaxima: Float32Array;
   /** A second vocabulary-sized buffer (for diffs against a snapshot), when asked for. */
   readonly scratch: Float32Array | undefined;
   private readonly sums: Float64Array;
   private readonly k: KernelExports;
   private readonly at: {
     sums: number;
+    maxima: number;
     logits: number;
     weights: number;
     index: number;
@@ -74,13 +101,18 @@ export class VocabBuffers {
     this.size = size;
     this.padded = Math.ceil(size / BLOCK) * BLOCK;
     const floats = this.padded * 4;
-    const sumsBytes = Math.ceil((16 + 8 * (this.padded / BLOCK)) / 16) * 16;
+    const blocks = this.padded / BLOCK;
+    const sumsBytes = Math.ceil((16 + 8 * blocks) / 16) * 16;
+    const maximaBytes = Math.ceil((4 * blocks) / 16) * 16;
+    const sums = CONSTANT_BYTES;
+    const logits = sums + sumsBytes + maximaBytes;
     const at = {
-      sums: 0,
-      logits: sumsBytes,
-      weights: sumsBytes + floats,
-      index: sumsBytes + 2 * floats,
-      scratch: sumsBytes + 3 * floats,
+      sums,
+      maxima: sums + sumsBytes,
+      logits,
+      weights: logits + floats,
+      index: logits + 2 * floats,
+      scratch: logits + 3 * floats,
     };
     const bytes = at.scratch + (options.scratch ? floats : 0);
     const pages = Math.ceil(bytes / PAGE);
@@ -91,7 +123,8 @@ export class VocabBuffers {
     this.at = at;
     const buf = memory.buffer;
     this.sums = new Float64Array(buf, at.sums, sumsBytes / 8);
-    this.blockSums = this.sums.subarray(2, 2 + this.padded / BLOCK);
+    this.blockSums = this.sums.subarray(2, 2 + blocks);
+    this.blockMaxima = new Float32Array(buf, at.maxima, blocks);
     new Float32Array(buf, at.logits, this.padded).fill(-Infinity);
     this.logits = new Float32Array(buf, at.logits, size);
     this.weights = new Float32Array(buf, at.weights, this.padded);
@@ -99,29 +132,77 @@ export class VocabBuffers {
     this.scratch = options.scratch ? new Float32Array(buf, at.scratch, size) : undefined;
   }
 
-  /** The largest logit, ignoring NaN; −Infinity when every logit is −Infinity or NaN. */
+  /** The largest logit, ignoring NaN; −Infinity when every logit is −Infinity or NaN. Also
+   * fills `blockMaxima` (same pass). */
   max(): number {
-    return this.k.max(this.at.logits, this.padded);
+    return this.k.blockMax(this.at.logits, this.padded, this.at.maxima);
   }
 
-  /** The first token holding the largest logit, or −1 when there is none. */
+  /** The first token holding the largest logit, or −1 when there is none: one pass for the
+   * block maxima, then a scan of the first block holding the largest. */
   argmax(): number {
     const max = this.max();
-    return max === -Infinity ? -1 : this.k.find(this.at.logits, this.padded, max);
+    if (max === -Infinity) return -1;
+    const block = this.blockMaxima.indexOf(max);
+    const logits = this.logits;
+    const end = Math.min((block + 1) * BLOCK, this.size);
+    for (let i = block * BLOCK; i < end; i++) if (logits[i] === max) return i;
+    return -1;
   }
 
-  /** Σ exp((x − shift)·scale) and Σ exp(·)·(x − shift)·scale over the logits (f64 sums). */
+  /** The kernel parameters of exp((x − shift)·scale): the clamp and scale·log2 e split into a
+   * float32 and its remainder. */
+  private expParams(shift: number, scale: number): [number, number, number] {
+    const a = scale * Math.LOG2E;
+    const hi = Math.fround(a);
+    return [Math.fround(shift - FLOOR_NATS / scale), hi, Math.fround(a - hi)];
+  }
+
+  /** Σ exp((x − shift)·scale) and Σ exp(·)·(x − shift)·scale over the logits (f64 sums);
+   * logits more than 86 nats below the shift are left out (each weighs under e^−86). */
   expStats(shift: number, scale: number): { z: number; weighted: number } {
-    this.k.expStats(this.at.logits, this.padded, shift, scale, 0, this.at.sums, -Infinity);
-    return { z: this.sums[0]!, weighted: this.sums[1]! };
+    const [low, hi, lo] = this.expParams(shift, scale);
+    const { logits, sums } = this.at;
+    this.k.expStats(logits, this.padded, shift, low, hi, lo, 0, sums, float32AtLeast(low));
+    return { z: this.sums[0]!, weighted: this.sums[1]! * scale };
   }
 
-  /** Fills `weights` with exp((x − shift)·scale), 0 for logits below `cut`, and `blockSums`;
-   * returns their sum. */
+  /** Fills `weights` with exp((x − shift)·scale), 0 for logits below `cut` or more than 86
+   * nats below the shift, and `blockSums`; returns their sum. */
   expWeights(shift: number, scale: number, cut = -Infinity): number {
     const { logits, weights, sums } = this.at;
-    this.k.expWeights(logits, this.padded, shift, scale, weights, sums, float32AtLeast(cut));
+    const [low, hi, lo] = this.expParams(shift, scale);
+    const from = float32AtLeast(Math.max(cut, low));
+    this.k.expWeights(logits, this.padded, shift, low, hi, lo, weights, sums, from);
     return this.sums[0]!;
+  }
+
+  /** Fills `weights` with upper bounds of exp((x − shift)·scale) (each at most 6.2% over, 0
+   * below `cut` and for NaN), and `blockSums` with their sums per block; returns the total.
+   * Drawing from the bounds and accepting with probability weight ÷ bound samples the exact
+   * distribution for a fraction of the cost of the exponentials. */
+  expBounds(shift: number, scale: number, cut = -Infinity): number {
+    const { logits, weights, sums } = this.at;
+    const a = Math.fround(scale * Math.LOG2E * 2 ** 23);
+    const b = 127 * 2 ** 23 + BOUND_MARGIN;
+    this.k.bounds(logits, this.padded, shift, a, b, weights, sums, float32AtLeast(cut));
+    return this.sums[0]!;
+  }
+
+  /** Writes the ids of the logits ≥ threshold to `index` (ascending); returns how many. Scans
+   * only the blocks whose maximum reaches the threshold: `blockMaxima` must be current (max()
+   * ran on these logits), and the threshold high enough that few blocks do. */
+  collectAbove(threshold: number): number {
+    const maxima = this.blockMaxima;
+    const logits = this.logits;
+    const index = this.index;
+    let count = 0;
+    for (let b = 0; b < maxima.length; b++) {
+      if (!(maxima[b]! >= threshold)) continue;
+      const end = Math.min((b + 1) * BLOCK, this.size);
+      for (let i = b * BLOCK; i < end; i++) if (logits[i]! >= threshold) index[count++] = i;
+    }
+    return count;
   }
 
   /** Writes the ids of the logits in [threshold, below) to `index` (ascending); returns how
@@ -146,11 +227,14 @@ export class VocabBuffers {
     return sum;
   }
 
-  /** logits ← logits / t, rounded as JavaScript rounds `x / t` into a Float32Array. */
+  /** logits ← logits / t: multiplied by 1/t in float64 and rounded to float32, which equals
+   * JavaScript's rounded `x / t` unless x/t lies within 2^−52 (relative) of a float32 rounding
+   * midpoint; a multiplication streams at memory speed where a division does not. */
   divide(t: number): void {
     const whole = this.size & ~3;
-    this.k.divide(this.at.logits, whole, t);
-    for (let i = whole; i < this.size; i++) this.logits[i] = this.logits[i]! / t;
+    const r = 1 / t;
+    this.k.scale(this.at.logits, whole, r);
+    for (let i = whole; i < this.size; i++) this.logits[i] = this.logits[i]! * r;
   }
 
   /** logits below `threshold` ← value (the padding is left alone). */
