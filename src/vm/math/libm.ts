@@ -175,10 +175,11 @@ const F64 = new Float64Array(1);
 const U32 = new Uint32Array(F64.buffer);
 const HI = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1 ? 1 : 0; // little-endian: word 1
 
-/** ln x for a positive finite x, as hi + klo: x = m·2^e with m in [√½, √2), m near
- * c = 1 + j/128, and ln m = ln c + 2·atanh((m − c)/(m + c)). */
-function logK(x: number): number {
-  const { logc, atanhC, ln2 } = T();
+/** The significand of the last binaryExponent call, in [1, 2). */
+let significand = 1;
+
+/** e with x = significand·2^e, for a positive finite x (subnormals included). */
+function binaryExponent(x: number): number {
   let e = 0;
   if (x < 2 ** -1022) {
     x *= 2 ** 54;
@@ -186,9 +187,17 @@ function logK(x: number): number {
   }
   F64[0] = x;
   const hw = U32[HI]!;
-  e += (hw >>> 20) - 1023;
   U32[HI] = (hw & 0xfffff) | 0x3ff00000;
-  let m = F64[0]!;
+  significand = F64[0]!;
+  return e + (hw >>> 20) - 1023;
+}
+
+/** ln x for a positive finite x, as hi + klo: x = m·2^e with m in [√½, √2), m near
+ * c = 1 + j/128, and ln m = ln c + 2·atanh((m − c)/(m + c)). */
+function logK(x: number): number {
+  const { logc, atanhC, ln2 } = T();
+  let e = binaryExponent(x);
+  let m = significand;
   if (m > Math.SQRT2) {
     m /= 2;
     e += 1;
@@ -273,18 +282,10 @@ const LOG10_2LO = fromBits(0x3d59fef311f12b36n);
 export function log10(x: number): number {
   const special = logSpecial(x);
   if (special !== null) return special;
-  let k = 0;
-  if (x < 2 ** -1022) {
-    x *= 2 ** 54;
-    k = -54;
-  }
-  F64[0] = x;
-  const hw = U32[HI]!;
-  k += (hw >>> 20) - 1023;
+  const k = binaryExponent(x);
   // fdlibm keeps m in [1, 2) for k ≥ 0 and takes m/2, k + 1 below.
   const i = k < 0 ? 1 : 0;
-  U32[HI] = (hw & 0xfffff) | ((0x3ff - i) << 20);
-  const m = F64[0]!;
+  const m = i ? significand / 2 : significand;
   const y = k + i;
   const z = y * LOG10_2LO + IVLN10 * log(m);
   return z + y * LOG10_2HI;
