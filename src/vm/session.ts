@@ -497,22 +497,40 @@ interface BridgeTarget {
 /** The running session's target (sessions run one at a time; a nested run restores it). */
 let activeTarget: BridgeTarget | null = null;
 let bridgeTable: unknown = null;
+let bridgeModule: object | null = null;
+let bridgeImports: Record<string, Record<string, unknown>> | null = null;
+let bridgeUses = 0;
+/** Blocks instantiated against one bridge table before a fresh table replaces it. V8 keeps
+ * every instance that imports a table reachable from that table (so a table.set can reach their
+ * dispatch tables): one table for the whole process kept every block ever run alive, about
+ * 2.5 KB each. A table shared by at most this many blocks bounds that, and costs one small
+ * instantiation per this many blocks. */
+const BRIDGE_TABLE_USES = 128;
 
-/** The host bridge's table, instantiated once per process: each slot forwards to the running
- * session's function of that name (see src/c/host-bridge.ts for why blocks call through it). */
+/** The host bridge's table: each slot forwards to the running session's function of that name
+ * (see src/c/host-bridge.ts for why blocks call through it). The module is compiled once per
+ * process; its instance (and so its table) is renewed every BRIDGE_TABLE_USES blocks. */
 function hostBridge(): unknown {
-  if (bridgeTable) return bridgeTable;
-  baseScope();
-  const layout = bridgeLayout(hostTypes!);
-  const imports: Record<string, Record<string, unknown>> = { core: {}, host: {} };
-  for (const { kind, name } of layout.entries) {
-    imports[kind]![name] =
-      kind === "core"
-        ? (...a: number[]) => activeTarget!.core[name as keyof BridgeTarget["core"]](...a)
-        : (...a: number[]) => activeTarget!.host[name]!(...a);
+  if (bridgeTable && bridgeUses < BRIDGE_TABLE_USES) {
+    bridgeUses++;
+    return bridgeTable;
   }
-  const instance = new Wasm.Instance(new Wasm.Module(encodeHostBridge(layout)), imports);
+  if (!bridgeModule || !bridgeImports) {
+    baseScope();
+    const layout = bridgeLayout(hostTypes!);
+    const imports: Record<string, Record<string, unknown>> = { core: {}, host: {} };
+    for (const { kind, name } of layout.entries) {
+      imports[kind]![name] =
+        kind === "core"
+          ? (...a: number[]) => activeTarget!.core[name as keyof BridgeTarget["core"]](...a)
+          : (...a: number[]) => activeTarget!.host[name]!(...a);
+    }
+    bridgeModule = new Wasm.Module(encodeHostBridge(layout));
+    bridgeImports = imports;
+  }
+  const instance = new Wasm.Instance(bridgeModule, bridgeImports);
   bridgeTable = instance.exports["host"];
+  bridgeUses = 1;
   return bridgeTable;
 }
 
