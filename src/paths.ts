@@ -29,6 +29,8 @@ export const nanoDirectModelPath = join(modelsDir, "ruffian-nano-direct.gguf");
 export const nanoToolsModelPath = join(modelsDir, "ruffian-nano-tools.gguf");
 /** Greedy answers of the trained PyTorch model, for the GGUF parity test. */
 export const nanoParityPath = join(modelsDir, "ruffian-nano.parity.json");
+/** Greedy references of ruffian-nano-tools from PyTorch, the tool call in place of the region. */
+export const nanoToolsParityPath = join(modelsDir, "ruffian-nano-tools.parity.json");
 
 /** The model used when the user names none. */
 export const defaultModelPath = storiesModelPath;

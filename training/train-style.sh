@@ -7,11 +7,12 @@ cd "$(dirname "$0")/.."
 style=$1
 STEPS=${STEPS:-5500}
 THREADS=${THREADS:-$(nproc)}
+DEVICE=${DEVICE:-cpu}  # cuda trains the same recipe on a GPU
 python3 training/train.py --data training/data/train-$style.jsonl --vocab training/data/vocab.json \
   --out training/out/$style-stage1 --steps "$STEPS" --batch 32 --ctx 256 --seed 1 \
-  --threads "$THREADS" --checkpoint-every 1000
+  --threads "$THREADS" --device "$DEVICE" --checkpoint-every 1000
 # Stage 2: 1,000 steps from the stage-1 weights on answers that restate no question number.
 python3 training/train.py --init training/out/$style-stage1 \
   --data training/data/train-plain-$style.jsonl --vocab training/data/vocab.json \
   --out training/out/$style --steps 1000 --lr 5e-4 --warmup 50 --batch 32 --ctx 256 --seed 2 \
-  --threads "$THREADS"
+  --threads "$THREADS" --device "$DEVICE"

@@ -36,6 +36,7 @@ def parse_args():
     p.add_argument("--init", default="", help="start from the weights in this output directory")
     p.add_argument("--checkpoint-every", type=int, default=0, help="save weights every N steps")
     p.add_argument("--minutes", type=float, default=0, help="stop early after this many minutes")
+    p.add_argument("--device", default="cpu", help="torch device: cpu (the recipe's default) or cuda")
     return p.parse_args()
 
 
@@ -234,8 +235,9 @@ def batches(seqs, batch, rng):
 def greedy(model, ids, max_new, eos):
     ids = list(ids)
     out = []
+    device = next(model.parameters()).device
     for _ in range(max_new):
-        logits = model(torch.tensor([ids]))[0, -1]
+        logits = model(torch.tensor([ids], device=device))[0, -1]
         t = int(torch.argmax(logits))
         if t == eos:
             break
@@ -274,7 +276,7 @@ def save_weights(model, a, out, n_vocab, training):
     offset = 0
     with open(os.path.join(out, "weights.bin"), "wb") as f:
         for name, t in model.gguf_weights():
-            data = t.detach().float().contiguous().numpy().tobytes()
+            data = t.detach().float().cpu().contiguous().numpy().tobytes()
             f.write(data)
             manifest["tensors"].append({"name": name, "shape": list(t.shape), "offset": offset})
             offset += len(data)
@@ -292,6 +294,9 @@ def main():
     model = Llama(a, len(tok.tokens))
     if a.init:
         load_weights(model, a.init)
+    # The same recipe runs on a GPU when one is lent: the batches and the seed are the same, only the
+    # floating-point order of the kernels differs.
+    model.to(a.device)
     n_params = sum(p.numel() for p in model.parameters())
     print(f"examples {len(seqs)}  params {n_params}  threads {torch.get_num_threads()}", flush=True)
     opt = torch.optim.AdamW(model.parameters(), lr=a.lr, betas=(0.9, 0.95), weight_decay=0.01)
@@ -309,6 +314,7 @@ def main():
         for g in opt.param_groups:
             g["lr"] = lr
         x, y = next(it)
+        x, y = x.to(a.device, non_blocking=True), y.to(a.device, non_blocking=True)
         loss = F.cross_entropy(model(x).view(-1, len(tok.tokens)), y.view(-1), ignore_index=-100)
         opt.zero_grad(set_to_none=True)
         loss.backward()
@@ -331,7 +337,7 @@ def main():
         "dim": a.dim, "layers": a.layers, "heads": a.heads, "ff": a.ff,
         "seed": a.seed, "params": n_params, "seconds": round(elapsed, 1),
         "threads": torch.get_num_threads(), "final_loss": log[-1]["loss"] if log else None,
-        "torch": torch.__version__, "log": log,
+        "torch": torch.__version__, "device": a.device, "log": log,
     }
     save_weights(model, a, a.out, len(tok.tokens), training)
     if a.parity_prompts:

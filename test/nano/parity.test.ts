@@ -1,7 +1,9 @@
 // ruffian-nano parity: the shipped GGUF, run by llama.cpp through node-llama-cpp, writes the same
 // greedy tokens as the PyTorch model it was exported from (references from training/parity.py).
 // As in-band, the references append the VM's result right after the region; both the region and
-// the final sentence written after the injected result are compared token for token.
+// the final sentence written after the injected result are compared token for token. The same
+// holds for ruffian-nano-tools: there the tool call is the "region" and the host's tool message the
+// "injection".
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
@@ -12,7 +14,12 @@ import {
   type LlamaModel,
   type Token,
 } from "node-llama-cpp";
-import { nanoModelPath, nanoParityPath } from "../../src/paths.js";
+import {
+  nanoModelPath,
+  nanoParityPath,
+  nanoToolsModelPath,
+  nanoToolsParityPath,
+} from "../../src/paths.js";
 import { BOS_ID, encodeNano } from "../../src/nano/vocab.js";
 
 interface Reference {
@@ -45,15 +52,15 @@ async function greedyAfter(
   return out;
 }
 
-test("the GGUF writes the trained model's greedy tokens: region, and answer after the injection", async () => {
-  const refs = JSON.parse(readFileSync(nanoParityPath, "utf8")) as Reference[];
+async function checkParity(modelPath: string, parityPath: string): Promise<void> {
+  const refs = JSON.parse(readFileSync(parityPath, "utf8")) as Reference[];
   assert.equal(refs.length, 16, "one reference per task");
   assert.ok(
     refs.every((r) => r.injectedAt !== undefined),
     "every reference wrote its region",
   );
   const llama = await getLlama({ gpu: false, build: "never", logLevel: LlamaLogLevel.error });
-  const model = await llama.loadModel({ modelPath: nanoModelPath });
+  const model = await llama.loadModel({ modelPath });
   const context = await model.createContext({ contextSize: 512, threads: 1 });
   try {
     for (const ref of refs) {
@@ -76,4 +83,10 @@ test("the GGUF writes the trained model's greedy tokens: region, and answer afte
     await context.dispose();
     await model.dispose();
   }
-});
+}
+
+test("the GGUF writes the trained model's greedy tokens: region, and answer after the injection", () =>
+  checkParity(nanoModelPath, nanoParityPath));
+
+test("ruffian-nano-tools writes PyTorch's tokens: the tool call, and the answer after the tool message", () =>
+  checkParity(nanoToolsModelPath, nanoToolsParityPath));
