@@ -1,7 +1,7 @@
 // Server-sent events in OpenAI's streaming format: `data: {json}` per chunk, ending with
 // `data: [DONE]`. Fastify hands the raw response over (hijack) so chunks go out as they are made.
 import type { FastifyReply } from "fastify";
-import { toJson } from "./json.js";
+import { toJson } from "../json.js";
 
 export interface EventStream {
   send(body: unknown): void;

@@ -2,6 +2,7 @@
 // sandboxed VM and prints its result; errors go to stderr as file:line:col: message.
 import { readFileSync } from "node:fs";
 import { UsageError } from "../errors.js";
+import { toJson } from "../../json.js";
 import { runC, type VmOutcome, type VmProfileName } from "../../vm/index.js";
 
 export interface ExecOptions {
@@ -55,8 +56,6 @@ async function runnerFor(
   }
 }
 
-const jsonSafe = (_k: string, v: unknown): unknown => (typeof v === "bigint" ? v.toString() : v);
-
 export async function execCommand(file: string | undefined, opts: ExecOptions): Promise<number> {
   const err = (msg: string): number => {
     process.stderr.write(`ruffian: ${msg}\n`);
@@ -92,7 +91,7 @@ export async function execCommand(file: string | undefined, opts: ExecOptions): 
   const outcome = runner(source);
 
   if (opts.json) {
-    process.stdout.write(JSON.stringify(outcome, jsonSafe, 2) + "\n");
+    process.stdout.write(toJson(outcome, 2) + "\n");
     return outcome.ok ? 0 : 1;
   }
   if (outcome.ok && outcome.exitCode !== undefined) {

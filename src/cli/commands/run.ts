@@ -10,6 +10,7 @@ import { paint } from "../style.js";
 import { ReportedFailure, UsageError } from "../errors.js";
 import type { ModelOptionValues } from "../options.js";
 import { vectorRequest } from "../../steer/vector-args.js";
+import { toJson } from "../../json.js";
 
 export interface RunOptions extends ModelOptionValues {
   prompt: string;
@@ -65,12 +66,7 @@ export async function runCommand(opts: RunOptions): Promise<number> {
         if (!started && plain) process.stdout.write(paint.bold(opts.prompt));
         started = true;
         printer.handle(ev);
-        if (eventsFd !== undefined)
-          writeSync(
-            eventsFd,
-            JSON.stringify(ev, (_k, v: unknown) => (typeof v === "bigint" ? v.toString() : v)) +
-              "\n",
-          );
+        if (eventsFd !== undefined) writeSync(eventsFd, toJson(ev) + "\n");
       }
     } catch (err) {
       if (err instanceof HookError) throw new ReportedFailure(err.message);

@@ -5,7 +5,7 @@ import { runC } from "../../vm/run-c.js";
 import { runCalc } from "../../calc/calc.js";
 import { LispSession } from "../../lisp/session.js";
 import { ExecBody } from "../schemas.js";
-import { toJson } from "../json.js";
+import { toJson } from "../../json.js";
 import type { VmOutcome } from "../../vm/result.js";
 
 export function execRoutes(app: ServerApp, ctx: ServerContext): void {
