@@ -3,49 +3,6 @@
 import type { Pos } from "./errors.js";
 import { isFloat, type Member, type Type } from "./types.js";
 
-export type NodeKind =
-  // expressions
-  | "num"
-  | "str"
-  | "var"
-  | "funcref"
-  | "binary"
-  | "logand"
-  | "logor"
-  | "assign"
-  | "opassign"
-  | "incdec"
-  | "comma"
-  | "cond"
-  | "neg"
-  | "not"
-  | "bitnot"
-  | "addr"
-  | "deref"
-  | "member"
-  | "cast"
-  | "call"
-  /** GNU statement expression `({ …; value; })`, also what a compound literal becomes: runs
-   * `body`, and its value is that of the last statement when it is an expression. */
-  | "stmtexpr"
-  /** A call to a name not declared yet (resolved at the end of the block). */
-  | "unresolved"
-  // statements
-  | "block"
-  | "exprstmt"
-  | "return"
-  | "if"
-  | "for"
-  | "do"
-  | "switch"
-  | "case"
-  | "break"
-  | "continue"
-  | "decl"
-  | "null"
-  | "label"
-  | "goto";
-
 export type BinOp =
   | "+"
   | "-"
@@ -81,61 +38,317 @@ export interface Var {
   id: number;
 }
 
-/** An initializer tree: a scalar expression, or one entry per element/member (zeros elsewhere). */
-export interface Initializer {
-  ty: Type;
-  expr?: Node;
-  /** For aggregates: [offset-relative initializer, element/member offset]. */
-  items?: { offset: number; init: Initializer }[];
-  /** char array initialized from a string literal. */
-  bytes?: number[];
+/** An initializer tree: a scalar (or whole-struct) expression, one entry per element/member
+ * given (zeros elsewhere), or a char array's bytes from a string literal. */
+export type Initializer =
+  | { ty: Type; expr: Expr; items?: undefined; bytes?: undefined }
+  | { ty: Type; items: InitItem[]; expr?: undefined; bytes?: undefined }
+  | { ty: Type; bytes: number[]; expr?: undefined; items?: undefined };
+
+/** An element or member initializer at its byte offset in the enclosing object. */
+export interface InitItem {
+  offset: number;
+  init: Initializer;
 }
 
 export interface SwitchCase {
   value: bigint | null; // null: default
-  node: Node;
+  node: CaseNode;
 }
 
-export interface Node {
-  kind: NodeKind;
+/** Where a node starts in the source. */
+interface At {
   line: number;
   col: number;
-  ty?: Type;
-  op?: BinOp;
-  lhs?: Node;
-  rhs?: Node;
-  cond?: Node;
-  then?: Node;
-  els?: Node;
-  init?: Node;
-  inc?: Node;
-  body?: Node[];
-  args?: Node[];
-  v?: Var;
-  /** call: the callee's name when it is called directly (user function, library or intrinsic). */
-  callee?: string;
-  /** call through a pointer / callee function type. */
-  fnTy?: Type;
-  ival?: bigint;
-  fval?: number;
-  bytes?: number[];
-  /** str: address of the literal in VM memory, assigned once at parse time. */
-  addr?: number;
-  member?: Member;
-  /** incdec: +1/-1 and whether the new value is the result. */
-  delta?: number;
-  prefix?: boolean;
-  /** opassign: the type the arithmetic happens in. */
-  opTy?: Type;
-  initializer?: Initializer;
-  cases?: SwitchCase[];
-  /** label/goto: the label's name. */
-  label?: string;
-  /** case: the constant value, null for default. */
-  caseValue?: bigint | null;
-  /** binary/neg/opassign/incdec on a signed integer written by the user: traps on overflow
-   * (the compiler's own address arithmetic wraps). */
+}
+/** Every expression has its C type once built. */
+interface ExprAt extends At {
+  ty: Type;
+}
+
+// ---- expressions ----
+/** An integer literal (`ival`) or a floating one (`fval`). */
+export type NumNode = ExprAt & { kind: "num" } & (
+    { ival: bigint; fval?: undefined } | { fval: number; ival?: undefined }
+  );
+export interface StrNode extends ExprAt {
+  kind: "str";
+  bytes: number[];
+  /** Address of the literal in VM memory, assigned once at parse time. */
+  addr: number;
+}
+export interface VarNode extends ExprAt {
+  kind: "var";
+  v: Var;
+}
+/** A function named as a value (its table slot), or a library function's designator. */
+export interface FuncRefNode extends ExprAt {
+  kind: "funcref";
+  callee: string;
+  fnTy: Type;
+}
+export interface BinaryNode extends ExprAt {
+  kind: "binary";
+  op: BinOp;
+  lhs: Expr;
+  rhs: Expr;
+  /** The type the operation happens in (the operands' after conversion). */
+  opTy: Type;
+  /** Signed integer arithmetic written by the user: traps on overflow (the compiler's own
+   * address arithmetic wraps). */
   checked?: boolean;
+}
+export interface LogicalNode extends ExprAt {
+  kind: "logand" | "logor";
+  lhs: Expr;
+  rhs: Expr;
+}
+export interface AssignNode extends ExprAt {
+  kind: "assign";
+  lhs: Expr;
+  rhs: Expr;
+}
+export interface OpAssignNode extends ExprAt {
+  kind: "opassign";
+  op: BinOp;
+  lhs: Expr;
+  rhs: Expr;
+  /** The type the arithmetic happens in. */
+  opTy: Type;
+  checked?: boolean;
+}
+export interface IncDecNode extends ExprAt {
+  kind: "incdec";
+  lhs: Expr;
+  /** The step (+1/-1, or the pointee size for pointers). */
+  delta: number;
+  /** Whether the new value is the result. */
+  prefix: boolean;
+  checked?: boolean;
+}
+export interface CommaNode extends ExprAt {
+  kind: "comma";
+  lhs: Expr;
+  rhs: Expr;
+}
+export interface CondNode extends ExprAt {
+  kind: "cond";
+  cond: Expr;
+  then: Expr;
+  els: Expr;
+}
+export interface NegNode extends ExprAt {
+  kind: "neg";
+  lhs: Expr;
+  checked?: boolean;
+}
+/** `!x`, `~x`, `&x`, `*p`, and a conversion to `ty`. */
+export interface UnaryNode extends ExprAt {
+  kind: "not" | "bitnot" | "addr" | "deref" | "cast";
+  lhs: Expr;
+}
+export interface MemberNode extends ExprAt {
+  kind: "member";
+  lhs: Expr;
+  member: Member;
+}
+export interface CallNode extends ExprAt {
+  kind: "call";
+  /** The callee's name when it is called directly (user function, library or intrinsic). */
+  callee?: string;
+  /** The callee expression when it is called through a pointer. */
+  lhs?: Expr;
+  /** The callee's function type. */
+  fnTy: Type;
+  args: Expr[];
+}
+/** GNU statement expression `({ …; value; })`, also what a compound literal becomes: runs
+ * `body`, and its value is that of the last statement when it is an expression. */
+export interface StmtExprNode extends ExprAt {
+  kind: "stmtexpr";
+  body: Stmt[];
+}
+/** A name not declared yet, about to be called (the call resolves it at the end of the block). */
+export interface UnresolvedNode extends ExprAt {
+  kind: "unresolved";
+  callee: string;
+}
+
+export type Expr =
+  | NumNode
+  | StrNode
+  | VarNode
+  | FuncRefNode
+  | BinaryNode
+  | LogicalNode
+  | AssignNode
+  | OpAssignNode
+  | IncDecNode
+  | CommaNode
+  | CondNode
+  | NegNode
+  | UnaryNode
+  | MemberNode
+  | CallNode
+  | StmtExprNode
+  | UnresolvedNode;
+
+// ---- statements ----
+export interface BlockNode extends At {
+  kind: "block";
+  body: Stmt[];
+}
+export interface ExprStmtNode extends At {
+  kind: "exprstmt";
+  lhs: Expr;
+}
+export interface ReturnNode extends At {
+  kind: "return";
+  lhs?: Expr;
+}
+export interface IfNode extends At {
+  kind: "if";
+  cond: Expr;
+  then: Stmt;
+  els?: Stmt;
+}
+export interface ForNode extends At {
+  kind: "for";
+  /** A declaration (a block of them) or an expression statement. */
+  init?: Stmt;
+  cond?: Expr;
+  inc?: Expr;
+  then: Stmt;
+}
+export interface DoNode extends At {
+  kind: "do";
+  cond: Expr;
+  then: Stmt;
+}
+export interface SwitchNode extends At {
+  kind: "switch";
+  cond: Expr;
+  then: Stmt;
+  cases: SwitchCase[];
+}
+/** `case v: stmt` or `default: stmt`. */
+export interface CaseNode extends At {
+  kind: "case";
+  /** The constant value, null for default. */
+  caseValue: bigint | null;
+  then: Stmt;
+}
+export interface JumpNode extends At {
+  kind: "break" | "continue" | "null";
+}
+/** A local's definition: its initializer, or (a variable-length array) its length. */
+export interface DeclNode extends At {
+  kind: "decl";
+  v: Var;
+  lhs: VarNode;
+  initializer?: Initializer;
+  /** Variable-length array: the length expression. */
+  rhs?: Expr;
+}
+export interface LabelNode extends At {
+  kind: "label";
+  label: string;
+  then: Stmt;
+}
+export interface GotoNode extends At {
+  kind: "goto";
+  label: string;
+}
+
+export type Stmt =
+  | BlockNode
+  | ExprStmtNode
+  | ReturnNode
+  | IfNode
+  | ForNode
+  | DoNode
+  | SwitchNode
+  | CaseNode
+  | JumpNode
+  | DeclNode
+  | LabelNode
+  | GotoNode;
+
+export type Node = Expr | Stmt;
+export type NodeKind = Node["kind"];
+/** The node type of one kind (a node type may serve several kinds, e.g. UnaryNode). */
+export type NodeOf<K extends NodeKind> = OfKind<Node, K>;
+type OfKind<N, K> = N extends { kind: infer NK } ? (K extends NK ? N : never) : never;
+/** What a node of kind K carries besides its kind and position. */
+export type NodeFields<K extends NodeKind> = Omit<NodeOf<K>, "kind" | "line" | "col">;
+
+/** The nodes directly inside `n` (initializers' expressions included), for walks that look
+ * at every node. */
+export function children(n: Node): Node[] {
+  switch (n.kind) {
+    case "num":
+    case "str":
+    case "var":
+    case "funcref":
+    case "unresolved":
+    case "break":
+    case "continue":
+    case "null":
+    case "goto":
+      return [];
+    case "binary":
+    case "logand":
+    case "logor":
+    case "assign":
+    case "opassign":
+    case "comma":
+      return [n.lhs, n.rhs];
+    case "incdec":
+    case "neg":
+    case "not":
+    case "bitnot":
+    case "addr":
+    case "deref":
+    case "cast":
+    case "member":
+    case "exprstmt":
+      return [n.lhs];
+    case "return":
+      return n.lhs ? [n.lhs] : [];
+    case "cond":
+      return [n.cond, n.then, n.els];
+    case "call":
+      return n.lhs ? [n.lhs, ...n.args] : n.args;
+    case "stmtexpr":
+    case "block":
+      return n.body;
+    case "if":
+      return n.els ? [n.cond, n.then, n.els] : [n.cond, n.then];
+    case "for":
+      return [n.init, n.cond, n.inc, n.then].filter((c): c is Node => c !== undefined);
+    case "do":
+    case "switch":
+      return [n.cond, n.then];
+    case "label":
+    case "case":
+      return [n.then];
+    case "decl": {
+      const out: Node[] = [n.lhs];
+      if (n.rhs) out.push(n.rhs);
+      if (n.initializer) out.push(...initializerExprs(n.initializer));
+      return out;
+    }
+    default: {
+      const never: never = n;
+      throw new Error(`unknown node ${(never as Node).kind}`);
+    }
+  }
+}
+
+/** The expressions of an initializer tree, in order. */
+export function initializerExprs(init: Initializer): Expr[] {
+  if (init.expr) return [init.expr];
+  return (init.items ?? []).flatMap((it) => initializerExprs(it.init));
 }
 
 export interface Func {
@@ -143,7 +356,7 @@ export interface Func {
   ty: Type;
   params: Var[];
   locals: Var[];
-  body: Node | null;
+  body: BlockNode | null;
   line: number;
   col: number;
   /** Names of functions (user, library, intrinsic) this one calls or takes the address of. */
@@ -161,7 +374,7 @@ export interface Func {
   /** Calls through a function pointer (so it may recurse in ways the call graph cannot show). */
   indirect?: boolean;
   /** Its switch statements (a case in a nested statement needs the goto machinery). */
-  switches?: Node[];
+  switches?: SwitchNode[];
 }
 
 /** Symbols visible at file scope; a session keeps one and every block extends a copy of it. */
@@ -183,13 +396,49 @@ export class GlobalScope {
   }
 }
 
-/** A node at a source position. */
-export function newNode(kind: NodeKind, at: Pos, extra: Partial<Node> = {}): Node {
-  return { kind, line: at.line, col: at.col, ...extra };
+/** A node of kind K at a source position. Every node is built with every field of every
+ * kind present, in one order: the nodes then share one hidden class, so the code generator's
+ * walks read their fields monomorphically (objects built from differing literals made every
+ * `n.lhs` a megamorphic lookup). The types still give each kind exactly its own fields. */
+export function newNode<K extends NodeKind>(kind: K, at: Pos, fields: NodeFields<K>): NodeOf<K> {
+  const n = {
+    kind: kind as NodeKind,
+    line: at.line,
+    col: at.col,
+    ty: undefined,
+    op: undefined,
+    lhs: undefined,
+    rhs: undefined,
+    cond: undefined,
+    then: undefined,
+    els: undefined,
+    init: undefined,
+    inc: undefined,
+    body: undefined,
+    args: undefined,
+    v: undefined,
+    callee: undefined,
+    fnTy: undefined,
+    ival: undefined,
+    fval: undefined,
+    bytes: undefined,
+    addr: undefined,
+    member: undefined,
+    delta: undefined,
+    prefix: undefined,
+    opTy: undefined,
+    initializer: undefined,
+    cases: undefined,
+    label: undefined,
+    caseValue: undefined,
+    checked: undefined,
+  };
+  return Object.assign(n, fields) as unknown as NodeOf<K>;
 }
 
 /** A literal of type `ty`. */
-export function numNode(v: bigint | number, ty: Type, at: Pos): Node {
-  if (isFloat(ty)) return newNode("num", at, { ty, fval: Number(v) });
-  return newNode("num", at, { ty, ival: BigInt(v) });
+export function numNode(v: bigint | number, ty: Type, at: Pos): NumNode {
+  return isFloat(ty)
+    ? (newNode("num", at, { ty, fval: Number(v) } as NodeFields<"num">) as NumNode)
+    : (newNode("num", at, { ty, ival: BigInt(v) } as NodeFields<"num">) as NumNode);
 }

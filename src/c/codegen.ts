@@ -1,8 +1,28 @@
 // Stage 5: turns typed functions into one WebAssembly module. Scalars whose address is never
 // taken live in wasm locals; arrays, structs and address-taken locals live in a shadow-stack
 // frame in linear memory. Loops and calls are metered; division and recursion are checked.
-import { LARGE_LOCAL_BYTES, type Func, type Initializer, type Node, type Var } from "./ast.js";
-import { CompileError, typeError } from "./errors.js";
+import {
+  LARGE_LOCAL_BYTES,
+  children,
+  newNode,
+  type Expr,
+  type AssignNode,
+  type BinaryNode,
+  type CallNode,
+  type CaseNode,
+  type DeclNode,
+  type ForNode,
+  type IncDecNode,
+  type OpAssignNode,
+  type SwitchNode,
+  type Func,
+  type Initializer,
+  type Node,
+  type Stmt,
+  type Var,
+} from "./ast.js";
+import { CompileError, typeError, type Pos } from "./errors.js";
+import { floatValue, intValue } from "./fold.js";
 import { BRIDGE_TABLE, bridgeLayout, hostSig, type BridgeLayout } from "./host-bridge.js";
 import { INLINE_FUNCTIONS } from "./library.js";
 import {
@@ -104,20 +124,20 @@ const UNKNOWN_TRIPS = 100;
  * that is running never changes tier, so that is what must be predicted before compiling. */
 function predictLongRunning(order: Func[]): boolean {
   const trips = (n: Node): number => {
-    const c = n.cond;
-    if (n.kind === "for" && c && c.kind === "binary" && (c.op === "<" || c.op === "<=")) {
-      const bound = c.rhs!.kind === "cast" ? c.rhs!.lhs! : c.rhs!;
+    const c = n.kind === "for" ? n.cond : undefined;
+    if (c && c.kind === "binary" && (c.op === "<" || c.op === "<=")) {
+      const bound = c.rhs.kind === "cast" ? c.rhs.lhs : c.rhs;
       if (bound.kind === "num" && bound.ival !== undefined) return Number(bound.ival);
     }
     return UNKNOWN_TRIPS;
   };
-  const deepest = (n: Node | undefined): number => {
+  const deepest = (n: Node | null): number => {
     if (!n) return 1;
     let inner = 1;
-    for (const k of [n.then, n.els, ...(n.body ?? [])]) inner = Math.max(inner, deepest(k));
+    for (const k of statementsIn(n)) inner = Math.max(inner, deepest(k));
     return n.kind === "for" || n.kind === "do" ? trips(n) * inner : inner;
   };
-  return order.some((f) => deepest(f.body!) > LONG_RUNNING_ITERATIONS);
+  return order.some((f) => deepest(f.body) > LONG_RUNNING_ITERATIONS);
 }
 
 /** User functions: scalars by value, structs by address; a struct result is written to a
@@ -130,22 +150,33 @@ function userSig(f: Type): FuncSig {
 }
 
 /** The largest number of variadic arguments any call in `n` passes (each takes an 8-byte slot). */
-function maxVarargs(n: Node | undefined): number {
+function maxVarargs(n: Node | null): number {
   if (!n) return 0;
   let m = 0;
-  if (n.kind === "call" && n.fnTy?.variadic)
-    m = n.args!.slice(n.fnTy.params!.length).reduce((k, a) => k + varargSlots(a.ty!), 0);
-  for (const c of [n.lhs, n.rhs, n.cond, n.then, n.els, n.init, n.inc])
-    m = Math.max(m, maxVarargs(c));
-  for (const c of n.body ?? []) m = Math.max(m, maxVarargs(c));
-  for (const c of n.args ?? []) m = Math.max(m, maxVarargs(c));
-  if (n.initializer) m = Math.max(m, maxVarargsInit(n.initializer));
+  if (n.kind === "call" && n.fnTy.variadic)
+    m = n.args.slice(n.fnTy.params!.length).reduce((k, a) => k + varargSlots(a.ty), 0);
+  for (const c of children(n)) m = Math.max(m, maxVarargs(c));
   return m;
 }
-function maxVarargsInit(i: Initializer): number {
-  let m = maxVarargs(i.expr);
-  for (const it of i.items ?? []) m = Math.max(m, maxVarargsInit(it.init));
-  return m;
+
+/** The statements directly inside a statement (a loop's body, an if's branches, a block's
+ * statements; a for's declaration too). */
+function statementsIn(n: Node): Stmt[] {
+  switch (n.kind) {
+    case "block":
+      return n.body;
+    case "if":
+      return n.els ? [n.then, n.els] : [n.then];
+    case "for":
+      return n.init ? [n.then, n.init] : [n.then];
+    case "do":
+    case "switch":
+    case "label":
+    case "case":
+      return [n.then];
+    default:
+      return [];
+  }
 }
 
 /** Compiles the functions reachable from `roots` into a module. */
@@ -325,21 +356,18 @@ function labelsWithin(
   const expressions = (e: Node | undefined): void => {
     if (!e) return;
     if (e.kind === "stmtexpr") {
-      walk({ ...e, kind: "block" }, e);
+      walk(newNode("block", e, { body: e.body }), e);
       return;
     }
-    for (const k of [e.lhs, e.rhs, e.cond, e.then, e.els, ...(e.args ?? [])]) expressions(k);
+    for (const k of children(e)) expressions(k);
   };
-  const walk = (n: Node | undefined, key: Node | undefined = n): Set<number> => {
+  const walk = (n: Node, key: Node = n): Set<number> => {
     const found = new Set<number>();
-    if (!n) return found;
     if (n.kind === "exprstmt" || n.kind === "return") expressions(n.lhs);
-    if (n.kind === "label") found.add(number.get(n.label!)!);
+    if (n.kind === "label") found.add(number.get(n.label)!);
     if (n.kind === "case" && caseNumber.has(n)) found.add(caseNumber.get(n)!);
-    const kids: (Node | undefined)[] =
-      n.kind === "block" ? n.body! : [n.then, n.els, ...(n.kind === "for" ? [n.init] : [])];
-    for (const k of kids) for (const l of walk(k)) found.add(l);
-    if (found.size > 0) within.set(key!, found);
+    for (const k of statementsIn(n)) for (const l of walk(k)) found.add(l);
+    if (found.size > 0) within.set(key, found);
     return found;
   };
   walk(body);
@@ -350,16 +378,16 @@ function labelsWithin(
 function weight(n: Node | undefined): number {
   if (!n) return 0;
   let w = 1;
-  w += weight(n.lhs) + weight(n.rhs) + weight(n.cond) + weight(n.init) + weight(n.inc);
-  if (n.kind !== "for" && n.kind !== "do") w += weight(n.then) + weight(n.els);
-  if (n.body) for (const b of n.body) w += weight(b);
-  if (n.args) for (const a of n.args) w += weight(a);
+  // A loop's body is charged per iteration, by the loop; an initializer's stores are not counted.
+  const kids = n.kind === "decl" ? (n.rhs ? [n.lhs, n.rhs] : [n.lhs]) : children(n);
+  for (const k of kids)
+    if (!((n.kind === "for" || n.kind === "do") && k === n.then)) w += weight(k);
   return Math.min(w, 1000);
 }
 
 interface CountedLoop {
   v: Var;
-  bound: Node;
+  bound: Expr;
   inclusive: boolean;
   step: number;
 }
@@ -368,28 +396,28 @@ interface CountedLoop {
  * entry: i is a register integer, bound is pure and built from constants and register locals,
  * and the body assigns neither and cannot leave early (no break or return). Such a loop is
  * charged once up front instead of metering every iteration. */
-function countedLoop(n: Node): CountedLoop | null {
+function countedLoop(n: ForNode): CountedLoop | null {
   const cond = n.cond;
   const inc = n.inc;
   if (!cond || !inc || cond.kind !== "binary" || (cond.op !== "<" && cond.op !== "<=")) return null;
-  let lhs = cond.lhs!;
-  if (lhs.kind === "cast" && isInteger(lhs.ty!)) lhs = lhs.lhs!;
-  if (lhs.kind !== "var" || lhs.v!.global || lhs.v!.inMemory || !isInteger(lhs.ty!)) return null;
-  const v = lhs.v!;
+  let lhs = cond.lhs;
+  if (lhs.kind === "cast" && isInteger(lhs.ty)) lhs = lhs.lhs;
+  if (lhs.kind !== "var" || lhs.v.global || lhs.v.inMemory || !isInteger(lhs.ty)) return null;
+  const v = lhs.v;
   let step = 0;
-  if (inc.kind === "incdec" && inc.lhs!.kind === "var" && inc.lhs!.v === v && inc.delta! > 0)
-    step = inc.delta!;
+  if (inc.kind === "incdec" && inc.lhs.kind === "var" && inc.lhs.v === v && inc.delta > 0)
+    step = inc.delta;
   else if (
     inc.kind === "opassign" &&
     inc.op === "+" &&
-    inc.lhs!.kind === "var" &&
-    inc.lhs!.v === v &&
-    inc.rhs!.kind === "num" &&
-    inc.rhs!.ival !== undefined &&
-    inc.rhs!.ival > 0n &&
-    inc.rhs!.ival < 1n << 30n
+    inc.lhs.kind === "var" &&
+    inc.lhs.v === v &&
+    inc.rhs.kind === "num" &&
+    inc.rhs.ival !== undefined &&
+    inc.rhs.ival > 0n &&
+    inc.rhs.ival < 1n << 30n
   )
-    step = Number(inc.rhs!.ival);
+    step = Number(inc.rhs.ival);
   if (step === 0) return null;
   const boundVars = new Set<Var>();
   const pure = (e: Node): boolean => {
@@ -397,20 +425,18 @@ function countedLoop(n: Node): CountedLoop | null {
       case "num":
         return true;
       case "var":
-        if (e.v!.global || e.v!.inMemory || !isInteger(e.ty!)) return false;
-        boundVars.add(e.v!);
+        if (e.v.global || e.v.inMemory || !isInteger(e.ty)) return false;
+        boundVars.add(e.v);
         return true;
       case "cast":
-        return isInteger(e.ty!) && pure(e.lhs!);
+        return isInteger(e.ty) && pure(e.lhs);
       case "binary":
-        return (
-          ["+", "-", "*", "<<", ">>", "&", "|"].includes(e.op!) && pure(e.lhs!) && pure(e.rhs!)
-        );
+        return ["+", "-", "*", "<<", ">>", "&", "|"].includes(e.op) && pure(e.lhs) && pure(e.rhs);
       default:
         return false;
     }
   };
-  if (!pure(cond.rhs!) || !isInteger(cond.rhs!.ty!)) return null;
+  if (!pure(cond.rhs) || !isInteger(cond.rhs.ty)) return null;
   boundVars.add(v);
   let ok = true;
   const scan = (e: Node | undefined, top: boolean): void => {
@@ -420,23 +446,16 @@ function countedLoop(n: Node): CountedLoop | null {
     if (e.kind === "call" && (e.callee === "exit" || e.callee === "main")) ok = false;
     if (
       (e.kind === "assign" || e.kind === "opassign" || e.kind === "incdec") &&
-      e.lhs!.kind === "var" &&
-      boundVars.has(e.lhs!.v!)
+      e.lhs.kind === "var" &&
+      boundVars.has(e.lhs.v)
     )
       if (!(top && e === inc)) ok = false;
-    for (const c of [e.lhs, e.rhs, e.cond, e.then, e.els, e.init, e.inc]) scan(c, false);
-    for (const c of e.body ?? []) scan(c, false);
-    for (const c of e.args ?? []) scan(c, false);
-    if (e.initializer) scanInit(e.initializer);
-  };
-  const scanInit = (i: Initializer): void => {
-    scan(i.expr, false);
-    for (const it of i.items ?? []) scanInit(it.init);
+    for (const c of children(e)) scan(c, false);
   };
   scan(n.then, false);
   scan(inc, true);
   if (!ok) return null;
-  return { v, bound: cond.rhs!, inclusive: cond.op === "<=", step };
+  return { v, bound: cond.rhs, inclusive: cond.op === "<=", step };
 }
 
 class FunctionGenerator {
@@ -481,6 +500,9 @@ class FunctionGenerator {
   generate(): FuncBuilder {
     const f = this.f;
     const fb = this.fb;
+    const fnBody = f.body;
+    // Only defined functions reach the code generator.
+    if (!fnBody) throw new Error(`function '${f.name}' has no body`);
     f.params.forEach((p, i) => {
       if (!p.inMemory) this.localOf.set(p.id, i + this.paramBase);
     });
@@ -500,7 +522,7 @@ class FunctionGenerator {
     }
     this.frameSize = Math.ceil(this.frameSize / 8) * 8;
     this.varargOffset = this.frameSize;
-    this.varargBytes = maxVarargs(f.body!) * 8;
+    this.varargBytes = maxVarargs(f.body) * 8;
     this.fp = fb.addLocal("i32");
     if (f.hasVla) this.spSave = fb.addLocal("i32");
     const retTy = f.ty.ret!;
@@ -509,16 +531,16 @@ class FunctionGenerator {
     for (const name of f.labels ?? []) this.labelNumber.set(name, this.labelNumber.size + 1);
     for (const sw of f.switches ?? [])
       if (FunctionGenerator.nestedCases(sw).length > 0)
-        for (const c of sw.cases!)
+        for (const c of sw.cases)
           this.caseNumber.set(c.node, this.labelNumber.size + this.caseNumber.size + 1);
     if (this.labelNumber.size + this.caseNumber.size > 0) {
-      this.labelsIn = labelsWithin(f.body!, this.labelNumber, this.caseNumber);
+      this.labelsIn = labelsWithin(fnBody, this.labelNumber, this.caseNumber);
       this.gotoTarget = fb.addLocal("i32");
     }
     // Body first (it decides the vararg area), then the prologue in front of it.
     this.labels.push("other");
     fb.blockOp(Op.block);
-    this.stmt(f.body!);
+    this.stmt(fnBody);
     fb.op(Op.end);
     this.labels.pop();
     const body = fb.code.splice(0);
@@ -607,7 +629,7 @@ class FunctionGenerator {
     return idx;
   }
   /** Whether a node's signed arithmetic must trap on overflow. */
-  private checks(n: Node): boolean {
+  private checks(n: { checked?: boolean }): boolean {
     return !!n.checked && !this.ctx.opts.wrapv;
   }
   /** With [a, b] on the stack, pushes a op b for signed integers and traps if it overflows
@@ -697,7 +719,7 @@ class FunctionGenerator {
       if (valType(ty) === "i32") fb.op(ty.unsigned ? Op.i64_extend_i32_u : Op.i64_extend_i32_s);
     };
     this.expr(c.bound);
-    toI64(c.bound.ty!);
+    toI64(c.bound.ty);
     fb.localGet(this.localOf.get(c.v.id)!);
     toI64(c.v.ty);
     fb.op(Op.i64_sub);
@@ -887,11 +909,11 @@ class FunctionGenerator {
   /** Pushes the base address of an lvalue and returns the constant offset to add to it.
    * `access`: the address will be loaded from or stored to (so a null pointer must trap);
    * false when only the address is wanted (`&p->x`, offsetof). */
-  private addrParts(n: Node, access = true): number {
+  private addrParts(n: Expr, access = true): number {
     const fb = this.fb;
     switch (n.kind) {
       case "var": {
-        const v = n.v!;
+        const v = n.v;
         if (v.global) {
           fb.i32(0);
           return v.addr;
@@ -907,12 +929,12 @@ class FunctionGenerator {
         return off;
       }
       case "deref": {
-        const p = n.lhs!;
+        const p = n.lhs;
         // Fold constant index: p[3] → load offset 12.
-        if (p.kind === "binary" && p.op === "+" && p.rhs!.kind === "num" && p.ty!.kind === "ptr") {
-          const c = Number(BigInt.asIntN(32, p.rhs!.ival!));
+        if (p.kind === "binary" && p.op === "+" && p.rhs.kind === "num" && p.ty.kind === "ptr") {
+          const c = Number(BigInt.asIntN(32, intValue(p.rhs)));
           if (c >= 0 && c < 1 << 20) {
-            this.expr(p.lhs!);
+            this.expr(p.lhs);
             if (access) this.nullCheck(n);
             return c;
           }
@@ -922,9 +944,9 @@ class FunctionGenerator {
         return 0;
       }
       case "member":
-        return this.addrParts(n.lhs!, access) + n.member!.offset;
+        return this.addrParts(n.lhs, access) + n.member.offset;
       case "str":
-        fb.i32(n.addr!);
+        fb.i32(n.addr);
         return 0;
       case "cond":
       case "call":
@@ -940,7 +962,7 @@ class FunctionGenerator {
   }
   /** With an address on the stack, traps if it points into the null guard (NULL, or a small
    * offset from it: `p->next` of a NULL p). The C library's code is exempt (see Func.library). */
-  private nullCheck(at: Node): void {
+  private nullCheck(at: Pos): void {
     const guard = this.ctx.opts.nullGuard ?? 0;
     if (guard === 0 || this.f.library) return;
     const fb = this.fb;
@@ -949,12 +971,12 @@ class FunctionGenerator {
     fb.at(at).trapHere(TrapCode.nullPointer);
     fb.op(Op.end).localGet(p);
   }
-  private addr(n: Node, access = false): void {
+  private addr(n: Expr, access = false): void {
     const off = this.addrParts(n, access);
     if (off) this.fb.i32(off).op(Op.i32_add);
   }
-  private isRegister(n: Node): boolean {
-    return n.kind === "var" && !n.v!.global && !n.v!.inMemory;
+  private isRegister(n: Expr): boolean {
+    return n.kind === "var" && !n.v.global && !n.v.inMemory;
   }
 
   // ---- conversions ----
@@ -1047,25 +1069,25 @@ class FunctionGenerator {
         break;
     }
   }
-  private cond(n: Node): void {
+  private cond(n: Expr): void {
     this.expr(n);
-    this.truthy(n.ty!);
+    this.truthy(n.ty);
   }
 
   // ---- statements ----
-  private stmt(n: Node): void {
+  private stmt(n: Stmt): void {
     const fb = this.fb;
     switch (n.kind) {
       case "block":
-        this.blockWithLabels(n, n.body!);
+        this.blockWithLabels(n, n.body);
         return;
       case "label":
         // Arrived: a goto's journey down the statements on its label's path ends here.
         fb.i32(0).localSet(this.gotoTarget);
-        this.stmt(n.then!);
+        this.stmt(n.then);
         return;
       case "goto": {
-        const label = this.labelNumber.get(n.label!)!;
+        const label = this.labelNumber.get(n.label)!;
         const d = this.dispatches.findLast((x) => x.labels.has(label));
         if (!d)
           throw new CompileError(
@@ -1084,7 +1106,7 @@ class FunctionGenerator {
       case "null":
         return;
       case "exprstmt":
-        this.discard(n.lhs!);
+        this.discard(n.lhs);
         return;
       case "decl":
         this.decl(n);
@@ -1108,16 +1130,16 @@ class FunctionGenerator {
         const inside = this.labelsIn.get(n);
         if (inside) {
           // On a goto's path, the branch holding the label is taken without the condition.
-          const thenLabels = this.labelsIn.get(n.then!);
+          const thenLabels = this.labelsIn.get(n.then);
           fb.localGet(this.gotoTarget).op(Op.i32_eqz).blockOp(Op.if, "i32");
-          this.bool(n.cond!);
+          this.bool(n.cond);
           fb.op(Op.else);
           this.isOneOf(thenLabels);
           fb.op(Op.end);
-        } else this.cond(n.cond!);
+        } else this.cond(n.cond);
         fb.blockOp(Op.if);
         this.labels.push("other");
-        this.stmt(n.then!);
+        this.stmt(n.then);
         if (n.els) {
           fb.op(Op.else);
           this.stmt(n.els);
@@ -1154,7 +1176,7 @@ class FunctionGenerator {
         }
         fb.blockOp(Op.block);
         this.labels.push("continue");
-        this.stmt(n.then!);
+        this.stmt(n.then);
         fb.op(Op.end);
         this.labels.pop();
         if (n.inc) this.discard(n.inc);
@@ -1174,12 +1196,12 @@ class FunctionGenerator {
         this.labels.push("other");
         fb.blockOp(Op.block);
         this.labels.push("continue");
-        this.stmt(n.then!);
+        this.stmt(n.then);
         fb.op(Op.end);
         this.labels.pop();
         this.fb.at(n);
         this.meterLoop(weight(n.then) + weight(n.cond));
-        this.cond(n.cond!);
+        this.cond(n.cond);
         fb.brIf(0);
         fb.op(Op.end);
         this.labels.pop();
@@ -1193,7 +1215,7 @@ class FunctionGenerator {
       case "case":
         // Only in a switch whose cases sit in nested statements (see generalSwitch).
         fb.i32(0).localSet(this.gotoTarget);
-        this.stmt(n.then!);
+        this.stmt(n.then);
         return;
       case "break":
         fb.br(this.depthOf("break"));
@@ -1201,8 +1223,10 @@ class FunctionGenerator {
       case "continue":
         fb.br(this.depthOf("continue"));
         return;
-      default:
-        throw new Error(`unexpected statement ${n.kind}`);
+      default: {
+        const never: never = n;
+        throw new Error(`unexpected statement ${(never as Stmt).kind}`);
+      }
     }
   }
 
@@ -1225,7 +1249,7 @@ class FunctionGenerator {
    * number and branches to the loop's top, where a br_table enters the segment on the
    * label's path (statements on the way, if/for/blocks, follow the same number):
    *   loop $d (block (block … (br_table … (local.get target)) seg0 …) segK) end */
-  private blockWithLabels(block: Node, stmts: Node[]): void {
+  private blockWithLabels(block: Node, stmts: Stmt[]): void {
     const fb = this.fb;
     const inside = this.labelsIn.get(block);
     const entries: number[] = [];
@@ -1267,24 +1291,24 @@ class FunctionGenerator {
 
   /** The cases of a switch that are not at the top of its body (Duff's device, a case inside
    * an if): each becomes a numbered label that the dispatch of the blocks on its path enters. */
-  private static nestedCases(n: Node): Node[] {
-    const items = n.then!.kind === "block" ? n.then!.body! : [n.then!];
+  private static nestedCases(n: SwitchNode): CaseNode[] {
+    const items = n.then.kind === "block" ? n.then.body : [n.then];
     const top = new Set<Node>();
-    for (let s of items) while (s.kind === "case") (top.add(s), (s = s.then!));
-    return (n.cases ?? []).map((c) => c.node).filter((c) => !top.has(c));
+    for (let s of items) while (s.kind === "case") (top.add(s), (s = s.then));
+    return n.cases.map((c) => c.node).filter((c) => !top.has(c));
   }
 
   /** A switch with nested cases: pick the case's label number, then run the body, whose
    * dispatch loops enter the statements on that case's path. */
-  private generalSwitch(n: Node, sel: number): void {
+  private generalSwitch(n: SwitchNode, sel: number): void {
     const fb = this.fb;
-    const is64 = valType(n.cond!.ty!) === "i64";
+    const is64 = valType(n.cond.ty) === "i64";
     fb.blockOp(Op.block);
     this.labels.push("break");
     fb.blockOp(Op.block);
     this.labels.push("other");
     let fallback = -1;
-    for (const c of n.cases ?? []) {
+    for (const c of n.cases) {
       const num = this.caseNumber.get(c.node)!;
       if (c.value === null) {
         fallback = num;
@@ -1299,37 +1323,38 @@ class FunctionGenerator {
     else fb.br(1);
     fb.op(Op.end);
     this.labels.pop();
-    this.stmt(n.then!);
+    this.stmt(n.then);
     fb.op(Op.end);
     this.labels.pop();
   }
 
-  private switchStmt(n: Node): void {
+  private switchStmt(n: SwitchNode): void {
     const fb = this.fb;
-    const sel = this.tmp(valType(n.cond!.ty!));
-    this.expr(n.cond!);
+    const sel = this.tmp(valType(n.cond.ty));
+    this.expr(n.cond);
     fb.localSet(sel);
-    if (this.caseNumber.has(n.cases?.[0]?.node as Node)) {
+    const first = n.cases[0];
+    if (first && this.caseNumber.has(first.node)) {
       this.generalSwitch(n, sel);
       return;
     }
     // Split the body into segments, each starting at a run of case labels.
-    const items = n.then!.kind === "block" ? n.then!.body! : [n.then!];
-    const segments: { values: (bigint | null)[]; stmts: Node[] }[] = [];
+    const items = n.then.kind === "block" ? n.then.body : [n.then];
+    const segments: { values: (bigint | null)[]; stmts: Stmt[] }[] = [];
     for (const item of items) {
-      let s: Node = item;
+      let s: Stmt = item;
       if (s.kind === "case") {
         const values: (bigint | null)[] = [];
         while (s.kind === "case") {
-          values.push(s.caseValue!);
-          s = s.then!;
+          values.push(s.caseValue);
+          s = s.then;
         }
         segments.push({ values, stmts: [s] });
       } else if (segments.length > 0) segments[segments.length - 1]!.stmts.push(s);
       // statements before the first label can never run
     }
     const k = segments.length;
-    const is64 = valType(n.cond!.ty!) === "i64";
+    const is64 = valType(n.cond.ty) === "i64";
     fb.blockOp(Op.block);
     this.labels.push("break");
     for (let i = 0; i < k; i++) {
@@ -1359,15 +1384,15 @@ class FunctionGenerator {
     this.labels.pop();
   }
 
-  private decl(n: Node): void {
-    const v = n.v!;
+  private decl(n: DeclNode): void {
+    const v = n.v;
     const init = n.initializer;
     const fb = this.fb;
-    if (v.ty.vlaCount) {
+    if (v.ty.vlaCount && n.rhs) {
       // Carve the array out of the shadow stack; the function restores sp when it returns.
       const count = this.localOf.get(v.ty.vlaCount.id)!;
       const addr = this.heapOf.get(v.id)!;
-      this.expr(n.rhs!);
+      this.expr(n.rhs);
       fb.localTee(count).i32(0).op(Op.i32_lt_s);
       fb.localGet(count)
         .i32(Math.floor(0x7fffffff / Math.max(v.ty.base!.size, 1)))
@@ -1383,8 +1408,9 @@ class FunctionGenerator {
       return;
     }
     if (!v.inMemory && !v.global) {
-      if (init) {
-        this.expr(init.expr!);
+      // A register local is a scalar: its initializer is an expression.
+      if (init?.expr) {
+        this.expr(init.expr);
         fb.localSet(this.localOf.get(v.id)!);
       }
       return;
@@ -1393,18 +1419,18 @@ class FunctionGenerator {
     if (isAggregate(v.ty) || v.ty.kind === "array") {
       if (init.expr) {
         // struct copy: s = other
-        this.addr(n.lhs!);
+        this.addr(n.lhs);
         this.expr(init.expr);
         fb.i32(v.ty.size).prefix(PrefixOp.memory_copy).u32(0).u32(0);
         return;
       }
-      this.addr(n.lhs!);
+      this.addr(n.lhs);
       fb.i32(0).i32(v.ty.size).prefix(PrefixOp.memory_fill).u32(0);
     }
-    this.initStore(n.lhs!, init, 0);
+    this.initStore(n.lhs, init, 0);
   }
 
-  private initStore(target: Node, init: Initializer, offset: number): void {
+  private initStore(target: Expr, init: Initializer, offset: number): void {
     const fb = this.fb;
     if (init.bytes) {
       // Store the literal's bytes four at a time where possible.
@@ -1436,18 +1462,18 @@ class FunctionGenerator {
     if (isAggregate(init.ty)) {
       this.addr(target);
       if (offset) fb.i32(offset).op(Op.i32_add);
-      this.expr(init.expr!);
+      this.expr(init.expr);
       fb.i32(init.ty.size).prefix(PrefixOp.memory_copy).u32(0).u32(0);
       return;
     }
     const base = this.addrParts(target);
-    this.expr(init.expr!);
+    this.expr(init.expr);
     this.storeLvalue(init.ty, base + offset);
   }
 
   // ---- expressions ----
   /** Evaluates for side effects only. */
-  private discard(n: Node): void {
+  private discard(n: Expr): void {
     if (n.line > 0) this.fb.at(n);
     switch (n.kind) {
       case "assign":
@@ -1460,56 +1486,56 @@ class FunctionGenerator {
         this.incdec(n, true);
         return;
       case "comma":
-        this.discard(n.lhs!);
-        this.discard(n.rhs!);
+        this.discard(n.lhs);
+        this.discard(n.rhs);
         return;
       case "cast":
-        if (n.ty!.kind === "void") {
-          this.discard(n.lhs!);
+        if (n.ty.kind === "void") {
+          this.discard(n.lhs);
           return;
         }
         break;
     }
     this.expr(n);
-    if (n.ty!.kind !== "void") this.fb.op(Op.drop);
+    if (n.ty.kind !== "void") this.fb.op(Op.drop);
   }
 
-  private expr(n: Node): void {
+  private expr(n: Expr): void {
     const fb = this.fb;
     if (n.line > 0) fb.at(n);
     switch (n.kind) {
       case "num": {
-        const t = n.ty!;
+        const t = n.ty;
         switch (valType(t)) {
           case "i32":
-            fb.i32(Number(BigInt.asIntN(32, n.ival!)));
+            fb.i32(Number(BigInt.asIntN(32, intValue(n))));
             break;
           case "i64":
-            fb.i64(n.ival!);
+            fb.i64(intValue(n));
             break;
           case "f32":
-            fb.f32(n.fval!);
+            fb.f32(floatValue(n));
             break;
           case "f64":
-            fb.f64(n.fval!);
+            fb.f64(floatValue(n));
             break;
         }
         return;
       }
       case "str":
-        fb.i32(n.addr!);
+        fb.i32(n.addr);
         return;
       case "var": {
         if (this.isRegister(n)) {
-          fb.localGet(this.localOf.get(n.v!.id)!);
+          fb.localGet(this.localOf.get(n.v.id)!);
           return;
         }
         const off = this.addrParts(n);
-        this.load(n.ty!, off);
+        this.load(n.ty, off);
         return;
       }
       case "funcref": {
-        const name = n.callee!;
+        const name = n.callee;
         if (!this.ctx.opts.funcs.get(name)?.body && !this.ctx.funcIndex.has(name))
           throw typeError(`cannot take the address of library function '${name}'`, n);
         fb.i32(this.ctx.opts.slotOf(name));
@@ -1519,11 +1545,11 @@ class FunctionGenerator {
       case "member": {
         const off = this.addrParts(n);
         fb.at(n);
-        this.loadLvalue(n.ty!, off);
+        this.loadLvalue(n.ty, off);
         return;
       }
       case "addr":
-        this.addr(n.lhs!);
+        this.addr(n.lhs);
         return;
       case "assign":
         this.assign(n, false);
@@ -1535,48 +1561,48 @@ class FunctionGenerator {
         this.incdec(n, false);
         return;
       case "comma":
-        this.discard(n.lhs!);
-        this.expr(n.rhs!);
+        this.discard(n.lhs);
+        this.expr(n.rhs);
         return;
       case "cast":
-        if (n.ty!.kind === "void") {
-          this.discard(n.lhs!);
+        if (n.ty.kind === "void") {
+          this.discard(n.lhs);
           return;
         }
-        this.expr(n.lhs!);
+        this.expr(n.lhs);
         this.convert(
-          n.lhs!.ty!.kind === "array" || n.lhs!.ty!.kind === "func" ? T.uint : n.lhs!.ty!,
-          n.ty!,
+          n.lhs.ty.kind === "array" || n.lhs.ty.kind === "func" ? T.uint : n.lhs.ty,
+          n.ty,
         );
         return;
       case "neg": {
-        const t = n.ty!;
+        const t = n.ty;
         const v = valType(t);
         if (v === "i32") {
           fb.i32(0);
-          this.expr(n.lhs!);
+          this.expr(n.lhs);
           if (this.checks(n)) this.checkedArith("-", v, n, "unary -");
           else fb.op(Op.i32_sub);
         } else if (v === "i64") {
           fb.i64(0n);
-          this.expr(n.lhs!);
+          this.expr(n.lhs);
           if (this.checks(n)) this.checkedArith("-", v, n, "unary -");
           else fb.op(Op.i64_sub);
         } else {
-          this.expr(n.lhs!);
+          this.expr(n.lhs);
           fb.op(v === "f32" ? Op.f32_neg : Op.f64_neg);
         }
         return;
       }
       case "bitnot": {
-        this.expr(n.lhs!);
-        if (valType(n.ty!) === "i64") fb.i64(-1n).op(Op.i64_xor);
+        this.expr(n.lhs);
+        if (valType(n.ty) === "i64") fb.i64(-1n).op(Op.i64_xor);
         else fb.i32(-1).op(Op.i32_xor);
         return;
       }
       case "not": {
-        const t = n.lhs!.ty!;
-        this.expr(n.lhs!);
+        const t = n.lhs.ty;
+        this.expr(n.lhs);
         switch (valType(t)) {
           case "i64":
             fb.op(Op.i64_eqz);
@@ -1594,33 +1620,33 @@ class FunctionGenerator {
       }
       case "logand":
       case "logor": {
-        this.cond(n.lhs!);
+        this.cond(n.lhs);
         if (n.kind === "logand") {
           fb.blockOp(Op.if, "i32");
           this.labels.push("other");
-          this.bool(n.rhs!);
+          this.bool(n.rhs);
           fb.op(Op.else).i32(0).op(Op.end);
         } else {
           fb.blockOp(Op.if, "i32");
           this.labels.push("other");
           fb.i32(1).op(Op.else);
-          this.bool(n.rhs!);
+          this.bool(n.rhs);
           fb.op(Op.end);
         }
         this.labels.pop();
         return;
       }
       case "cond": {
-        this.cond(n.cond!);
-        const t = n.ty!;
+        this.cond(n.cond);
+        const t = n.ty;
         if (t.kind === "void") fb.blockOp(Op.if);
         else fb.blockOp(Op.if, valType(t));
         this.labels.push("other");
-        if (t.kind === "void") this.discard(n.then!);
-        else this.expr(n.then!);
+        if (t.kind === "void") this.discard(n.then);
+        else this.expr(n.then);
         fb.op(Op.else);
-        if (t.kind === "void") this.discard(n.els!);
-        else this.expr(n.els!);
+        if (t.kind === "void") this.discard(n.els);
+        else this.expr(n.els);
         fb.op(Op.end);
         this.labels.pop();
         return;
@@ -1632,26 +1658,31 @@ class FunctionGenerator {
         this.call(n);
         return;
       case "stmtexpr": {
-        const body = n.body!;
+        const body = n.body;
         const last = body[body.length - 1];
-        const valued = n.ty!.kind !== "void" && last?.kind === "exprstmt";
+        const valued = n.ty.kind !== "void" && last?.kind === "exprstmt";
         this.blockWithLabels(n, valued ? body.slice(0, -1) : body);
-        if (valued) this.expr(last.lhs!);
+        if (valued) this.expr(last.lhs);
         return;
       }
-      default:
-        throw new Error(`unexpected expression ${n.kind}`);
+      case "unresolved":
+        // The parser turns every call of an undeclared name into a call or an error.
+        throw typeError(`'${n.callee}' is not declared`, n);
+      default: {
+        const never: never = n;
+        throw new Error(`unexpected expression ${(never as Expr).kind}`);
+      }
     }
   }
 
   /** Pushes exactly 0 or 1. */
-  private bool(n: Node): void {
+  private bool(n: Expr): void {
     const k = n.kind;
     if (k === "not" || k === "logand" || k === "logor") {
       this.expr(n);
       return;
     }
-    if (k === "binary" && ["==", "!=", "<", "<=", ">", ">="].includes(n.op!)) {
+    if (k === "binary" && ["==", "!=", "<", "<=", ">", ">="].includes(n.op)) {
       this.expr(n);
       return;
     }
@@ -1659,22 +1690,23 @@ class FunctionGenerator {
     this.fb.i32(0).op(Op.i32_ne);
   }
 
-  private binary(n: Node): void {
+  /** `lhsPushed`: the left operand is already on the stack (compound assignment). */
+  private binary(n: BinaryNode, lhsPushed = false): void {
     const fb = this.fb;
-    const op = n.op!;
-    const t = n.opTy ?? n.ty!;
+    const op = n.op;
+    const t = n.opTy ?? n.ty;
     const v = valType(t);
     const unsigned = !!t.unsigned || t.kind === "ptr";
-    if (n.lhs !== PUSHED) this.expr(n.lhs!);
+    if (!lhsPushed) this.expr(n.lhs);
     if ((op === "/" || op === "%") && (v === "i32" || v === "i64")) {
       // An explicit check, so the error carries the operator's position.
       const d = this.tmp(v);
-      this.expr(n.rhs!);
+      this.expr(n.rhs);
       fb.localTee(d);
       fb.op(v === "i32" ? Op.i32_eqz : Op.i64_eqz).blockOp(Op.if);
       this.trap(TrapCode.divisionByZero, n);
       fb.op(Op.end).localGet(d);
-    } else this.expr(n.rhs!);
+    } else this.expr(n.rhs);
     const I32: Record<string, number> = {
       "+": Op.i32_add,
       "-": Op.i32_sub,
@@ -1745,13 +1777,13 @@ class FunctionGenerator {
     else fb.op(code);
   }
 
-  private assign(n: Node, discard: boolean): void {
+  private assign(n: AssignNode, discard: boolean): void {
     const fb = this.fb;
-    const l = n.lhs!;
-    const t = n.ty!;
-    if (this.isRegister(l)) {
-      this.expr(n.rhs!);
-      const idx = this.localOf.get(l.v!.id)!;
+    const l = n.lhs;
+    const t = n.ty;
+    if (l.kind === "var" && this.isRegister(l)) {
+      this.expr(n.rhs);
+      const idx = this.localOf.get(l.v.id)!;
       if (discard) fb.localSet(idx);
       else fb.localTee(idx);
       return;
@@ -1760,13 +1792,13 @@ class FunctionGenerator {
       const dst = this.tmp("i32");
       this.addr(l, true);
       fb.localTee(dst);
-      this.expr(n.rhs!);
+      this.expr(n.rhs);
       fb.i32(t.size).prefix(PrefixOp.memory_copy).u32(0).u32(0);
       if (!discard) fb.localGet(dst);
       return;
     }
     const off = this.addrParts(l);
-    this.expr(n.rhs!);
+    this.expr(n.rhs);
     let val = -1;
     if (!discard) {
       if (t.bitField) this.truncateBits(t);
@@ -1790,21 +1822,21 @@ class FunctionGenerator {
   }
 
   /** Applies `lhs op= rhs` with the loaded value on the stack. */
-  private applyOp(n: Node): void {
-    const t = n.ty!;
-    const opTy = n.opTy!;
+  private applyOp(n: OpAssignNode): void {
+    const t = n.ty;
+    const opTy = n.opTy;
     const ptrStep = t.kind === "ptr";
     if (!ptrStep) this.convert(t, opTy);
-    this.binary({ ...n, kind: "binary", lhs: PUSHED, ty: opTy, opTy });
+    this.binary({ ...n, kind: "binary", ty: opTy }, true);
     if (!ptrStep) this.convert(opTy, t);
   }
 
-  private opAssign(n: Node, discard: boolean): void {
+  private opAssign(n: OpAssignNode, discard: boolean): void {
     const fb = this.fb;
-    const l = n.lhs!;
-    const t = n.ty!;
-    if (this.isRegister(l)) {
-      const idx = this.localOf.get(l.v!.id)!;
+    const l = n.lhs;
+    const t = n.ty;
+    if (l.kind === "var" && this.isRegister(l)) {
+      const idx = this.localOf.get(l.v.id)!;
       fb.localGet(idx);
       this.applyOp(n);
       if (discard) fb.localSet(idx);
@@ -1828,7 +1860,7 @@ class FunctionGenerator {
     if (!discard) fb.localGet(val);
   }
 
-  private addDelta(t: Type, delta: number, n: Node): void {
+  private addDelta(t: Type, delta: number, n: IncDecNode): void {
     const fb = this.fb;
     const checked = this.checks(n);
     switch (valType(t)) {
@@ -1853,16 +1885,16 @@ class FunctionGenerator {
     if (t.kind === "bool") fb.i32(0).op(Op.i32_ne);
   }
 
-  private incdec(n: Node, discard: boolean): void {
+  private incdec(n: IncDecNode, discard: boolean): void {
     const fb = this.fb;
-    const l = n.lhs!;
-    const t = n.ty!;
+    const l = n.lhs;
+    const t = n.ty;
     const vt = valType(t);
-    if (this.isRegister(l)) {
-      const idx = this.localOf.get(l.v!.id)!;
+    if (l.kind === "var" && this.isRegister(l)) {
+      const idx = this.localOf.get(l.v.id)!;
       if (!discard && !n.prefix) fb.localGet(idx);
       fb.localGet(idx);
-      this.addDelta(t, n.delta!, n);
+      this.addDelta(t, n.delta, n);
       if (discard || !n.prefix) fb.localSet(idx);
       else fb.localTee(idx);
       return;
@@ -1877,7 +1909,7 @@ class FunctionGenerator {
       keep = this.tmp(vt);
       if (!n.prefix) fb.localTee(keep);
     }
-    this.addDelta(t, n.delta!, n);
+    this.addDelta(t, n.delta, n);
     if (t.bitField && !discard && n.prefix) this.truncateBits(t);
     if (!discard && n.prefix) fb.localTee(keep);
     this.storeLvalue(t, off);
@@ -1885,10 +1917,10 @@ class FunctionGenerator {
   }
 
   // ---- calls ----
-  private call(n: Node): void {
+  private call(n: CallNode): void {
     const fb = this.fb;
     const name = n.callee;
-    const args = n.args!;
+    const args = n.args;
     if (name !== undefined) {
       const user = this.ctx.opts.funcs.get(name);
       if (user && user.body) {
@@ -1897,7 +1929,7 @@ class FunctionGenerator {
         for (const a of args.slice(0, nFixed)) this.expr(a);
         if (user.ty.variadic) this.varargs(args.slice(nFixed));
         fb.call(this.ctx.funcIndex.get(name)!);
-        if (user.ty.ret!.kind === "void" && n.ty!.kind !== "void") fb.i32(0);
+        if (user.ty.ret!.kind === "void" && n.ty.kind !== "void") fb.i32(0);
         return;
       }
       if (INLINE_FUNCTIONS.has(name)) {
@@ -1908,7 +1940,7 @@ class FunctionGenerator {
       const hostSlot = this.ctx.bridge.slots.get(name);
       if (idx === undefined && hostSlot === undefined)
         throw typeError(`unknown function '${name}'`, n);
-      const fty = n.fnTy!;
+      const fty = n.fnTy;
       const params = fty.params!;
       if (fty.variadic) {
         // Evaluate every argument first (they may call printf themselves), then lay them out.
@@ -1916,32 +1948,33 @@ class FunctionGenerator {
         const extra = args.slice(params.length);
         for (const a of fixed) {
           this.expr(a);
-          this.hostArg(a.ty!);
+          this.hostArg(a.ty);
         }
         this.varargs(extra);
       } else {
         for (const a of args) {
           this.expr(a);
-          this.hostArg(a.ty!);
+          this.hostArg(a.ty);
         }
       }
       fb.at(n);
       if (idx !== undefined) fb.call(idx);
       else this.callHost(name);
       this.hostResult(fty.ret!);
-      if (fty.ret!.kind === "void" && n.ty!.kind !== "void") fb.i32(0);
+      if (fty.ret!.kind === "void" && n.ty.kind !== "void") fb.i32(0);
       return;
     }
     // Through a function pointer. With `()` in its type, the arguments decide the signature.
-    const declared = n.fnTy!;
+    const declared = n.fnTy;
     const fty =
       declared.oldStyle && args.length > 0
-        ? { ...declared, params: args.map((a) => a.ty!), oldStyle: false }
+        ? { ...declared, params: args.map((a) => a.ty), oldStyle: false }
         : declared;
     this.structResultBuffer(fty);
     for (const a of args.slice(0, fty.params!.length)) this.expr(a);
     if (fty.variadic) this.varargs(args.slice(fty.params!.length));
-    this.expr(n.lhs!);
+    if (!n.lhs) throw new Error("a call has neither a callee name nor a callee expression");
+    this.expr(n.lhs);
     fb.callIndirect(this.ctx.types.indexOf(userSig(fty)), FUNCTION_TABLE);
   }
 
@@ -1958,17 +1991,17 @@ class FunctionGenerator {
 
   /** Lays out variadic arguments in the frame's 8-byte slots and pushes the area's address.
    * Every argument is evaluated before any slot is written (they may be variadic calls too). */
-  private varargs(extra: Node[]): void {
+  private varargs(extra: Expr[]): void {
     const fb = this.fb;
     let slot = 0;
     const temps = extra.map((a) => {
       this.expr(a);
-      const vt = valType(a.ty!.kind === "array" || a.ty!.kind === "func" ? T.uint : a.ty!);
+      const vt = valType(a.ty.kind === "array" || a.ty.kind === "func" ? T.uint : a.ty);
       const tmp = this.tmp(vt);
       fb.localSet(tmp);
       const at = slot;
-      slot += varargSlots(a.ty!);
-      return { tmp, ty: a.ty!, vt, at };
+      slot += varargSlots(a.ty);
+      return { tmp, ty: a.ty, vt, at };
     });
     this.varargBytes = Math.max(this.varargBytes, slot * 8);
     temps.forEach(({ tmp, ty, vt, at }) => {
@@ -2011,9 +2044,9 @@ class FunctionGenerator {
     else if (v === "f32") fb.op(Op.f32_demote_f64);
   }
 
-  private inline(name: string, n: Node): void {
+  private inline(name: string, n: CallNode): void {
     const fb = this.fb;
-    const a = n.args!;
+    const a = n.args;
     const one = (): void => this.expr(a[0]!);
     switch (name) {
       case "sqrt":
@@ -2064,7 +2097,7 @@ class FunctionGenerator {
       case "abs":
       case "labs":
       case "llabs": {
-        const vt = valType(a[0]!.ty!);
+        const vt = valType(a[0]!.ty);
         const t = this.tmp(vt);
         one();
         fb.localSet(t);
@@ -2154,8 +2187,5 @@ class FunctionGenerator {
     throw typeError(`unknown function '${name}'`, n);
   }
 }
-
-/** A stand-in operand meaning "the value is already on the stack". */
-const PUSHED: Node = { kind: "null", line: 0, col: 0 };
 
 export type { Var };

@@ -2,7 +2,7 @@
 // constant) become one synthetic function, the entry, whose return value is the block's value
 // (a trailing expression's, or the first `return`'s type); a block that defines main gets an
 // entry that calls main with the arguments a C runner passes.
-import type { Func, Node } from "./ast.js";
+import type { Expr, Func, Stmt } from "./ast.js";
 import { syntaxError, typeError, type Pos } from "./errors.js";
 import type { ParseHost, Parser, Scope } from "./parse.js";
 import { T, funcType, isAggregate, typeName, type Type } from "./types.js";
@@ -12,7 +12,7 @@ export const ENTRY_NAME = "__entry";
 /** What the parser collects for the entry while it reads a block. */
 export class EntryState {
   func: Func | null = null;
-  stmts: Node[] = [];
+  stmts: Stmt[] = [];
   /** The entry's return type, inferred from its first `return`. */
   ret: Type | null = null;
   /** The block has top-level statements (then a main it defines does not run by itself). */
@@ -22,14 +22,14 @@ export class EntryState {
 }
 
 /** `return e;` at top level: the first one decides the block's value type. */
-export function entryReturn(p: Parser, e: Node | null, at: Pos): Node {
+export function entryReturn(p: Parser, e: Expr | null, at: Pos): Stmt {
   if (!e) {
     if (p.entry.ret && p.entry.ret.kind !== "void") throw typeError("return without a value", at);
     p.entry.ret = T.void;
     return p.node("return", at, {});
   }
   if (!p.entry.ret) {
-    let t = p.toRvalueType(e.ty!);
+    let t = p.toRvalueType(e.ty);
     if (isAggregate(t)) throw typeError(`cannot return '${typeName(t)}' as the block's value`, e);
     if (t.kind !== "void") t = promoteForValue(t);
     p.entry.ret = t;
@@ -119,7 +119,7 @@ export function finishEntry(p: Parser): void {
       callee: "main",
       args: [],
       fnTy: main.ty,
-      ty: main.ty.ret,
+      ty: main.ty.ret!,
     });
     call.args = mainArgs(main.ty.params!.length, p.host).map((v, i) =>
       p.cast(p.num(v, T.int, main), main.ty.params![i]!),
@@ -137,10 +137,10 @@ export function finishEntry(p: Parser): void {
     if (
       last &&
       last.kind === "exprstmt" &&
-      last.lhs!.ty!.kind !== "void" &&
-      !isAggregate(last.lhs!.ty!)
+      last.lhs.ty.kind !== "void" &&
+      !isAggregate(last.lhs.ty)
     ) {
-      stmts[stmts.length - 1] = p.makeReturn(last.lhs!, last);
+      stmts[stmts.length - 1] = p.makeReturn(last.lhs, last);
     }
   }
   for (const g of entry.gotos ?? [])

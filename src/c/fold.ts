@@ -1,34 +1,35 @@
 // Constant folding, as the tree is built: arithmetic and conversions whose operands are
 // literals become literals (so array sizes, case labels and enumerators are plain numbers);
 // and the evaluation of static initializers (numbers, casts, addresses of globals and literals).
-import { numNode, type Node } from "./ast.js";
+import { numNode, type BinaryNode, type Expr, type NumNode } from "./ast.js";
 import { T, isFloat, type Type } from "./types.js";
 
 /** Converts a literal to `ty` at compile time, as the conversion would at run time. */
-export function foldNum(n: Node, ty: Type): Node {
+export function foldNum(n: NumNode, ty: Type): NumNode {
   if (isFloat(ty)) {
-    const v = n.fval !== undefined ? n.fval : Number(BigInt.asIntN(64, n.ival!));
-    const fromUnsigned = n.ty!.unsigned && n.fval === undefined;
-    const val = fromUnsigned ? Number(BigInt.asUintN(64, n.ival!)) : v;
+    const v = n.fval !== undefined ? n.fval : Number(BigInt.asIntN(64, n.ival));
+    const fromUnsigned = n.ty.unsigned && n.fval === undefined;
+    const val = fromUnsigned ? Number(BigInt.asUintN(64, n.ival)) : v;
     return numNode(ty.kind === "float" ? Math.fround(val) : val, ty, n);
   }
   let iv: bigint;
   if (n.fval !== undefined) {
     if (!Number.isFinite(n.fval)) iv = 0n;
     else iv = BigInt(Math.trunc(n.fval));
-  } else iv = n.ival!;
+  } else iv = n.ival;
   return numNode(wrapInt(iv, ty), ty, n);
 }
 
 /** Folds arithmetic on two literal operands so constant expressions stay literals. */
-export function fold(n: Node): Node {
-  const l = n.lhs!;
-  const r = n.rhs!;
+export function fold(n: BinaryNode): Expr {
+  const l = n.lhs;
+  const r = n.rhs;
   if (l.kind !== "num" || r.kind !== "num") return n;
-  const ty = n.ty!;
+  const ty = n.ty;
   if (isFloat(ty)) {
-    const a = l.fval!;
-    const b = r.fval!;
+    // The operands were converted to `ty`, so both are floating literals.
+    const a = floatValue(l);
+    const b = floatValue(r);
     let v: number;
     switch (n.op) {
       case "+":
@@ -50,8 +51,8 @@ export function fold(n: Node): Node {
   }
   const signed = !ty.unsigned;
   const bits = ty.kind === "bool" ? 1 : ty.size * 8;
-  const a = signed ? BigInt.asIntN(bits, l.ival!) : BigInt.asUintN(bits, l.ival!);
-  const b = signed ? BigInt.asIntN(bits, r.ival!) : BigInt.asUintN(bits, r.ival!);
+  const a = signed ? BigInt.asIntN(bits, intValue(l)) : BigInt.asUintN(bits, intValue(l));
+  const b = signed ? BigInt.asIntN(bits, intValue(r)) : BigInt.asUintN(bits, intValue(r));
   let v: bigint;
   switch (n.op) {
     case "+":
@@ -94,32 +95,36 @@ export function fold(n: Node): Node {
   return numNode(wrapInt(v, ty), ty, n);
 }
 
+/** A literal's value as a double. */
+export const floatValue = (n: NumNode): number => n.fval ?? Number(n.ival);
+/** A literal's value as an integer (a floating one truncated as C converts it). */
+export const intValue = (n: NumNode): bigint => n.ival ?? truncToBigInt(n.fval);
+
 /** Evaluates a constant expression (numbers, casts, addresses of globals and literals). */
-export function constValue(n: Node): bigint | number {
+export function constValue(n: Expr): bigint | number {
   switch (n.kind) {
     case "num":
-      return n.fval !== undefined ? n.fval : n.ival!;
+      return n.fval !== undefined ? n.fval : n.ival;
     case "str":
-      return BigInt(n.addr!);
+      return BigInt(n.addr);
     case "cast": {
-      const v = constValue(n.lhs!);
-      const ty = n.ty!;
+      const v = constValue(n.lhs);
+      const ty = n.ty;
       if (isFloat(ty))
         return typeof v === "number"
           ? v
-          : Number(n.lhs!.ty!.unsigned ? BigInt.asUintN(64, v) : BigInt.asIntN(64, v));
+          : Number(n.lhs.ty.unsigned ? BigInt.asUintN(64, v) : BigInt.asIntN(64, v));
       const iv = typeof v === "number" ? truncToBigInt(v) : v;
       return wrapInt(iv, ty.kind === "ptr" ? T.uint : ty);
     }
     case "addr":
-      return constAddress(n.lhs!);
+      return constAddress(n.lhs);
     case "var":
-      if (n.v!.global && (n.ty!.kind === "array" || n.ty!.kind === "func"))
-        return BigInt(n.v!.addr);
+      if (n.v.global && (n.ty.kind === "array" || n.ty.kind === "func")) return BigInt(n.v.addr);
       throw new NotConstant();
     case "binary": {
-      const a = constValue(n.lhs!);
-      const b = constValue(n.rhs!);
+      const a = constValue(n.lhs);
+      const b = constValue(n.rhs);
       if (typeof a === "bigint" && typeof b === "bigint") {
         switch (n.op) {
           case "+":
@@ -133,7 +138,7 @@ export function constValue(n: Node): bigint | number {
       throw new NotConstant();
     }
     case "neg": {
-      const v = constValue(n.lhs!);
+      const v = constValue(n.lhs);
       return typeof v === "number" ? -v : -v;
     }
     default:
@@ -141,12 +146,12 @@ export function constValue(n: Node): bigint | number {
   }
 }
 
-function constAddress(n: Node): bigint {
-  if (n.kind === "var" && n.v!.global) return BigInt(n.v!.addr);
-  if (n.kind === "str") return BigInt(n.addr!);
-  if (n.kind === "member") return constAddress(n.lhs!) + BigInt(n.member!.offset);
+function constAddress(n: Expr): bigint {
+  if (n.kind === "var" && n.v.global) return BigInt(n.v.addr);
+  if (n.kind === "str") return BigInt(n.addr);
+  if (n.kind === "member") return constAddress(n.lhs) + BigInt(n.member.offset);
   if (n.kind === "deref") {
-    const v = constValue(n.lhs!);
+    const v = constValue(n.lhs);
     if (typeof v === "bigint") return v;
   }
   throw new NotConstant();

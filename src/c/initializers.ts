@@ -1,7 +1,7 @@
 // Initializers: braced lists (with brace elision and designators, nested ones included) read
 // into an Initializer tree, and the static data a global's constant initializer serializes to.
 // A global whose initializer is not constant gets a statement in the block's entry instead.
-import type { Initializer, Var } from "./ast.js";
+import type { InitItem, Initializer, Var } from "./ast.js";
 import { ensureEntry } from "./entry.js";
 import { typeError, type Pos } from "./errors.js";
 import { NotConstant, constValue, truncToBigInt } from "./fold.js";
@@ -59,7 +59,7 @@ function serialize(init: Initializer, out: Uint8Array, offset: number): void {
   }
   const dv = new DataView(out.buffer, out.byteOffset, out.byteLength);
   const ty = init.ty;
-  const value = constValue(init.expr!);
+  const value = constValue(init.expr);
   if (isFloat(ty)) {
     const f = typeof value === "number" ? value : Number(BigInt.asIntN(64, value));
     if (ty.kind === "float") dv.setFloat32(offset, f, true);
@@ -117,7 +117,7 @@ export function initializer(p: Parser, ty: Type): Initializer {
       return r;
     }
     p.expect("{");
-    const items: { offset: number; init: Initializer }[] = [];
+    const items: InitItem[] = [];
     let i = 0;
     let max = 0;
     while (!p.consume("}")) {
@@ -142,12 +142,12 @@ export function initializer(p: Parser, ty: Type): Initializer {
   if (isAggregate(ty)) {
     if (!p.is("{")) {
       const e = p.assign();
-      if (!isAggregate(e.ty!) || !sameType(e.ty!, ty))
-        throw typeError(`cannot initialize '${typeName(ty)}' with '${typeName(e.ty!)}'`, at);
+      if (!isAggregate(e.ty) || !sameType(e.ty, ty))
+        throw typeError(`cannot initialize '${typeName(ty)}' with '${typeName(e.ty)}'`, at);
       return { ty, expr: e };
     }
     p.expect("{");
-    const items: { offset: number; init: Initializer }[] = [];
+    const items: InitItem[] = [];
     let k = 0;
     const members = ty.fields ?? ty.members ?? [];
     while (!p.consume("}")) {
@@ -243,13 +243,13 @@ function elementInit(p: Parser, ty: Type): Initializer {
     const save = p.pos;
     try {
       const e = p.assign();
-      if (isAggregate(e.ty!) && sameType(e.ty!, ty)) return { ty, expr: e };
+      if (isAggregate(e.ty) && sameType(e.ty, ty)) return { ty, expr: e };
     } catch {
       /* not an expression of that struct type: read it brace-less below */
     }
     p.pos = save;
   }
-  const items: { offset: number; init: Initializer }[] = [];
+  const items: InitItem[] = [];
   const slots: { offset: number; ty: Type }[] =
     ty.kind === "array"
       ? Array.from({ length: Math.max(ty.len!, 0) }, (_, i) => ({

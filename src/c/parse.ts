@@ -3,7 +3,21 @@
 // function under its grammar rule. Its helper passes live beside it: fold.ts (constant
 // folding), initializers.ts (initializer lists and static data), entry.ts (the synthetic
 // function that runs a block's top-level statements), layout.ts (struct layout).
-import type { Func, Initializer, Node, NodeKind, SwitchCase, Var, BinOp } from "./ast.js";
+import type {
+  BinOp,
+  BlockNode,
+  CallNode,
+  Expr,
+  Func,
+  Initializer,
+  NodeFields,
+  NodeKind,
+  NodeOf,
+  NumNode,
+  Stmt,
+  SwitchCase,
+  Var,
+} from "./ast.js";
 import { GlobalScope, LARGE_LOCAL_BYTES, newNode, numNode } from "./ast.js";
 import {
   ENTRY_NAME,
@@ -13,7 +27,7 @@ import {
   finishEntry,
   topLevelStatement,
 } from "./entry.js";
-import { fold, foldNum, wrapInt } from "./fold.js";
+import { fold, foldNum, intValue, wrapInt } from "./fold.js";
 import { initializer, staticInit } from "./initializers.js";
 import { CompileError, syntaxError, typeError, type Pos } from "./errors.js";
 import { layoutMembers, type MemberDecl } from "./layout.js";
@@ -144,7 +158,7 @@ export class Parser {
   readonly defined: Func[] = [];
   readonly inits: { addr: number; bytes: Uint8Array }[] = [];
   /** Calls to names not yet declared; resolved when the block has been read. */
-  pending: { node: Node; fn: Func }[] = [];
+  pending: { node: CallNode; name: string; fn: Func }[] = [];
 
   constructor(
     readonly toks: Token[],
@@ -250,15 +264,15 @@ export class Parser {
   }
 
   // ---- node constructors ----
-  node(kind: NodeKind, at: Pos, extra: Partial<Node> = {}): Node {
-    return newNode(kind, at, extra);
+  node<K extends NodeKind>(kind: K, at: Pos, fields: NodeFields<K>): NodeOf<K> {
+    return newNode(kind, at, fields);
   }
-  num(v: bigint | number, ty: Type, at: Pos): Node {
+  num(v: bigint | number, ty: Type, at: Pos): NumNode {
     return numNode(v, ty, at);
   }
   /** Converts an expression to `ty` (a no-op when it already has that type). */
-  cast(n: Node, ty: Type): Node {
-    const from = n.ty!;
+  cast(n: Expr, ty: Type): Expr {
+    const from = n.ty;
     if (sameType(from, ty) && from.kind !== "array" && from.kind !== "func") return n;
     if (ty.kind === "void") return this.node("cast", n, { lhs: n, ty });
     if (from.kind === "void") throw typeError("void value used where a value is needed", n);
@@ -274,14 +288,14 @@ export class Parser {
     if (t.kind === "func") return pointerTo(t);
     return t;
   }
-  checkScalar(n: Node, what: string): void {
-    const t = n.ty!;
+  checkScalar(n: Expr, what: string): void {
+    const t = n.ty;
     if (!isScalar(t) && t.kind !== "array" && t.kind !== "func")
       throw typeError(`${what} needs a scalar value, not '${typeName(t)}'`, n);
   }
-  newBinary(op: BinOp, l: Node, r: Node, at: Pos): Node {
-    const lt = l.ty!;
-    const rt = r.ty!;
+  newBinary(op: BinOp, l: Expr, r: Expr, at: Pos): Expr {
+    const lt = l.ty;
+    const rt = r.ty;
     if (lt.kind === "void" || rt.kind === "void")
       throw typeError(`operator '${op}' applied to a void value`, at);
     if (isAggregate(lt) || isAggregate(rt))
@@ -347,9 +361,9 @@ export class Parser {
       }),
     );
   }
-  ptrArith(op: "+" | "-", l: Node, r: Node, at: Pos): Node {
-    let lt = this.toRvalueType(l.ty!);
-    let rt = this.toRvalueType(r.ty!);
+  ptrArith(op: "+" | "-", l: Expr, r: Expr, at: Pos): Expr {
+    let lt = this.toRvalueType(l.ty);
+    let rt = this.toRvalueType(r.ty);
     if (op === "+" && !isPointerLike(lt) && isPointerLike(rt)) {
       [l, r] = [r, l];
       [lt, rt] = [rt, lt];
@@ -377,7 +391,7 @@ export class Parser {
     }
     if (lt.kind !== "ptr" || !isInteger(rt))
       throw typeError(
-        `invalid operands to '${op}': '${typeName(l.ty!)}' and '${typeName(r.ty!)}'`,
+        `invalid operands to '${op}': '${typeName(l.ty)}' and '${typeName(r.ty)}'`,
         at,
       );
     if (lt.base!.kind === "void" && false) throw typeError("arithmetic on void pointer", at);
@@ -851,7 +865,7 @@ export class Parser {
     if (this.consume("(")) return this.funcParams(ty);
     if (this.consume("[")) {
       let len = -1;
-      let vlaLen: Node | undefined;
+      let vlaLen: Expr | undefined;
       // C99 qualifiers in a parameter's array declarator: int x[const 5], int x[static 5].
       while (
         this.consume("const") ||
@@ -865,14 +879,14 @@ export class Parser {
       if (!this.is("]")) {
         const e = this.conditional();
         if (e.kind === "num") {
-          if (e.ival === undefined && !Number.isFinite(e.fval!))
+          if (e.ival === undefined && !Number.isFinite(e.fval))
             throw typeError(`array size ${e.fval} is not a finite number`, at);
-          const n = e.ival !== undefined ? BigInt.asIntN(64, e.ival) : BigInt(Math.trunc(e.fval!));
+          const n = e.ival !== undefined ? BigInt.asIntN(64, e.ival) : BigInt(Math.trunc(e.fval));
           if (n < 0n) throw typeError("array size is negative", at);
           len = Number(n);
         } else {
           // A variable-length array: only as a local, sized when its declaration runs.
-          if (!isInteger(e.ty!)) throw typeError("array size is not an integer", at);
+          if (!isInteger(e.ty)) throw typeError("array size is not an integer", at);
           vlaLen = this.cast(e, T.int);
         }
       }
@@ -933,9 +947,9 @@ export class Parser {
     const n = this.conditional();
     if (n.kind !== "num" || n.ival === undefined) {
       if (n.kind === "num") {
-        if (!Number.isFinite(n.fval!))
+        if (!Number.isFinite(n.fval))
           throw typeError(`expected a constant integer, but ${n.fval} is not finite`, at);
-        return BigInt(Math.trunc(n.fval!));
+        return BigInt(Math.trunc(n.fval));
       }
       throw typeError("expected a constant integer expression", at);
     }
@@ -963,8 +977,8 @@ export class Parser {
   }
 
   /** Converts a value for assignment to `ty`, rejecting what C rejects. */
-  assignConvert(e: Node, ty: Type, at: Pos): Node {
-    const et = e.ty!;
+  assignConvert(e: Expr, ty: Type, at: Pos): Expr {
+    const et = e.ty;
     if (et.kind === "void") throw typeError("void value used where a value is needed", at);
     if (isAggregate(ty) || isAggregate(et)) {
       if (sameType(ty, et)) return e;
@@ -979,9 +993,9 @@ export class Parser {
 
   // ---- statements ----
   // compound-stmt = "{" (declaration | stmt)* "}"
-  compoundStmt(): Node {
+  compoundStmt(): BlockNode {
     const at = this.expect("{");
-    const body: Node[] = [];
+    const body: Stmt[] = [];
     this.enter();
     while (!this.consume("}")) {
       if (this.tok.kind === "eof") throw syntaxError("expected '}' before end of input", at);
@@ -993,9 +1007,9 @@ export class Parser {
   }
 
   // declaration = declspec (declarator ("=" initializer)?) ("," ...)* ";"
-  localDeclaration(): Node[] {
+  localDeclaration(): Stmt[] {
     const spec = this.declspec();
-    const out: Node[] = [];
+    const out: Stmt[] = [];
     if (this.consume(";")) return out;
     for (;;) {
       const { ty: declTy, name } = this.declarator(spec.ty);
@@ -1058,7 +1072,7 @@ export class Parser {
     }
   }
 
-  makeReturn(e: Node | null, at: Pos): Node {
+  makeReturn(e: Expr | null, at: Pos): Stmt {
     const f = this.fn!;
     if (f === this.entry.func) return entryReturn(this, e, at);
     const ret = f.ty.ret!;
@@ -1066,7 +1080,7 @@ export class Parser {
       return this.node("return", at, {});
     }
     if (ret.kind === "void") {
-      if (e.ty!.kind !== "void") throw typeError(`void function '${f.name}' returns a value`, at);
+      if (e.ty.kind !== "void") throw typeError(`void function '${f.name}' returns a value`, at);
       return this.node("return", at, { lhs: e });
     }
     return this.node("return", at, { lhs: this.assignConvert(e, ret, e) });
@@ -1074,7 +1088,7 @@ export class Parser {
 
   // stmt = "return" expr? ";" | "if" ... | "switch" ... | "case" ... | "default" ":" stmt
   //      | "for" ... | "while" ... | "do" ... | "break" ";" | "continue" ";" | compound-stmt | expr-stmt
-  stmt(): Node {
+  stmt(): Stmt {
     const t = this.tok;
     if (t.kind === "keyword") {
       switch (t.text) {
@@ -1099,9 +1113,9 @@ export class Parser {
           this.pos++;
           this.expect("(");
           let cond = this.expr();
-          if (!isInteger(cond.ty!))
-            throw typeError(`switch needs an integer, not '${typeName(cond.ty!)}'`, cond);
-          cond = this.cast(cond, promote(cond.ty!));
+          if (!isInteger(cond.ty))
+            throw typeError(`switch needs an integer, not '${typeName(cond.ty)}'`, cond);
+          cond = this.cast(cond, promote(cond.ty));
           this.expect(")");
           const cases: SwitchCase[] = [];
           this.switches.push(cases);
@@ -1131,16 +1145,17 @@ export class Parser {
                 : `duplicate case value ${value}`,
               t,
             );
-          const n = this.node("case", t, { caseValue: value });
+          // Registered before its statement is read, which may hold the switch's next case.
+          const n = this.node("case", t, { caseValue: value, then: this.node("null", t, {}) });
           cases.push({ value, node: n });
-          n.then = this.is("}") ? this.node("null", t) : this.stmt();
+          if (!this.is("}")) n.then = this.stmt();
           return n;
         }
         case "for": {
           this.pos++;
           this.expect("(");
           this.enter();
-          let init: Node | undefined;
+          let init: Stmt | undefined;
           if (this.isTypeStart()) init = this.node("block", t, { body: this.localDeclaration() });
           else if (!this.consume(";")) {
             init = this.node("exprstmt", t, { lhs: this.expr() });
@@ -1175,12 +1190,12 @@ export class Parser {
           this.pos++;
           if (this.breakDepth === 0) throw syntaxError("'break' outside of a loop or switch", t);
           this.expectSemi();
-          return this.node("break", t);
+          return this.node("break", t, {});
         case "continue":
           this.pos++;
           if (this.continueDepth === 0) throw syntaxError("'continue' outside of a loop", t);
           this.expectSemi();
-          return this.node("continue", t);
+          return this.node("continue", t, {});
         case "goto": {
           this.pos++;
           const target = this.ident();
@@ -1196,11 +1211,11 @@ export class Parser {
       f.labels ??= new Set();
       if (f.labels.has(t.text)) throw syntaxError(`duplicate label '${t.text}'`, t);
       f.labels.add(t.text);
-      const then = this.is("}") ? this.node("null", t) : this.stmt();
+      const then = this.is("}") ? this.node("null", t, {}) : this.stmt();
       return this.node("label", t, { label: t.text, then });
     }
     if (this.is("{")) return this.compoundStmt();
-    if (this.consume(";")) return this.node("null", t);
+    if (this.consume(";")) return this.node("null", t, {});
     const e = this.expr();
     this.expectSemi();
     return this.node("exprstmt", t, { lhs: e });
@@ -1218,7 +1233,7 @@ export class Parser {
     });
   }
 
-  loopBody(): Node {
+  loopBody(): Stmt {
     this.breakDepth++;
     this.continueDepth++;
     const body = this.stmt();
@@ -1228,7 +1243,7 @@ export class Parser {
   }
 
   /** A controlling expression: any scalar. */
-  condition(): Node {
+  condition(): Expr {
     const e = this.expr();
     this.checkScalar(e, "a condition");
     return e;
@@ -1236,7 +1251,7 @@ export class Parser {
 
   // ---- expressions ----
   // expr = assign ("," expr)?
-  expr(): Node {
+  expr(): Expr {
     const l = this.assign();
     if (this.is(",")) {
       const at = this.tok;
@@ -1247,20 +1262,20 @@ export class Parser {
     return l;
   }
 
-  checkLvalue(n: Node, at: Pos): void {
-    if (n.kind === "var" && n.ty!.kind !== "array") {
-      if (n.ty!.isConst) throw typeError(`cannot assign to const variable '${n.v!.name}'`, at);
+  checkLvalue(n: Expr, at: Pos): void {
+    if (n.kind === "var" && n.ty.kind !== "array") {
+      if (n.ty.isConst) throw typeError(`cannot assign to const variable '${n.v.name}'`, at);
       return;
     }
     if (n.kind === "deref" || n.kind === "member") {
-      if (n.ty!.kind === "array") throw typeError("cannot assign to an array", at);
+      if (n.ty.kind === "array") throw typeError("cannot assign to an array", at);
       return;
     }
     throw typeError("expression is not assignable", at);
   }
 
   // assign = conditional (assign-op assign)?
-  assign(): Node {
+  assign(): Expr {
     const l = this.conditional();
     const t = this.tok;
     if (t.kind !== "punct") return l;
@@ -1268,16 +1283,16 @@ export class Parser {
       this.pos++;
       this.checkLvalue(l, t);
       const r = this.assign();
-      return this.node("assign", t, { lhs: l, rhs: this.assignConvert(r, l.ty!, r), ty: l.ty });
+      return this.node("assign", t, { lhs: l, rhs: this.assignConvert(r, l.ty, r), ty: l.ty });
     }
     const op = ASSIGN_OPS[t.text];
     if (!op) return l;
     this.pos++;
     this.checkLvalue(l, t);
     const r = this.assign();
-    const lt = l.ty!;
+    const lt = l.ty;
     if (lt.kind === "ptr" && (op === "+" || op === "-")) {
-      if (!isInteger(r.ty!)) throw typeError(`invalid operands to '${t.text}'`, t);
+      if (!isInteger(r.ty)) throw typeError(`invalid operands to '${t.text}'`, t);
       const size = lt.base!.kind === "void" ? 1 : lt.base!.size;
       let idx = this.cast(r, T.int);
       if (size !== 1)
@@ -1294,14 +1309,14 @@ export class Parser {
     }
     // Type-check as the binary operator would, then convert the result back.
     const probe = this.newBinary(op, { ...l }, r, t);
-    const opTy = probe.kind === "binary" ? probe.opTy! : probe.ty!;
-    const rhs = probe.kind === "binary" ? probe.rhs! : this.cast(r, opTy);
+    const opTy = probe.kind === "binary" ? probe.opTy : probe.ty;
+    const rhs = probe.kind === "binary" ? probe.rhs : this.cast(r, opTy);
     const checked = (op === "+" || op === "-" || op === "*") && isInteger(opTy) && !opTy.unsigned;
     return this.node("opassign", t, { op, lhs: l, rhs, ty: lt, opTy, checked });
   }
 
   // conditional = logor ("?" expr ":" conditional)?
-  conditional(): Node {
+  conditional(): Expr {
     const cond = this.logor();
     if (!this.is("?")) return cond;
     const at = this.tok;
@@ -1310,8 +1325,8 @@ export class Parser {
     let a = this.expr();
     this.expect(":");
     let b = this.conditional();
-    const at_ = a.ty!;
-    const bt = b.ty!;
+    const at_ = a.ty;
+    const bt = b.ty;
     let ty: Type;
     if (at_.kind === "void" || bt.kind === "void") ty = T.void;
     else if (isNumeric(at_) && isNumeric(bt)) ty = usualArith(at_, bt);
@@ -1329,7 +1344,7 @@ export class Parser {
   }
 
   // logor = logand ("||" logand)*
-  logor(): Node {
+  logor(): Expr {
     let n = this.logand();
     while (this.is("||")) {
       const at = this.tok;
@@ -1343,7 +1358,7 @@ export class Parser {
   }
 
   // logand = bitor ("&&" bitor)*
-  logand(): Node {
+  logand(): Expr {
     let n = this.bitLevel(0);
     while (this.is("&&")) {
       const at = this.tok;
@@ -1370,7 +1385,7 @@ export class Parser {
     ["+", "-"],
     ["*", "/", "%"],
   ];
-  bitLevel(level: number): Node {
+  bitLevel(level: number): Expr {
     if (level >= Parser.LEVELS.length) return this.castExpr();
     let n = this.bitLevel(level + 1);
     const ops = Parser.LEVELS[level]!;
@@ -1384,7 +1399,7 @@ export class Parser {
   }
 
   // cast = "(" type-name ")" cast | unary
-  castExpr(): Node {
+  castExpr(): Expr {
     if (this.is("(") && this.isTypeStart(this.peek())) {
       const at = this.tok;
       this.pos++;
@@ -1394,7 +1409,7 @@ export class Parser {
       const e = this.castExpr();
       if (ty.kind === "void") return this.node("cast", at, { lhs: e, ty });
       if (!isScalar(ty)) throw typeError(`cannot cast to '${typeName(ty)}'`, at);
-      const et = e.ty!;
+      const et = e.ty;
       if (isAggregate(et) || et.kind === "void")
         throw typeError(`cannot cast '${typeName(et)}' to '${typeName(ty)}'`, at);
       if ((ty.kind === "ptr" && isFloat(et)) || (isFloat(ty) && isPointerLike(et)))
@@ -1406,28 +1421,28 @@ export class Parser {
   }
 
   // unary = ("+" | "-" | "*" | "&" | "!" | "~") cast | ("++" | "--") unary | "sizeof" ... | postfix
-  unary(): Node {
+  unary(): Expr {
     const t = this.tok;
     if (t.kind === "punct") {
       switch (t.text) {
         case "+": {
           this.pos++;
           const e = this.castExpr();
-          if (!isNumeric(e.ty!)) throw typeError(`unary '+' needs a number`, t);
-          return this.cast(e, promote(e.ty!));
+          if (!isNumeric(e.ty)) throw typeError(`unary '+' needs a number`, t);
+          return this.cast(e, promote(e.ty));
         }
         case "-": {
           this.pos++;
           const e = this.castExpr();
-          if (!isNumeric(e.ty!))
-            throw typeError(`unary '-' needs a number, not '${typeName(e.ty!)}'`, t);
-          const ty = promote(e.ty!);
+          if (!isNumeric(e.ty))
+            throw typeError(`unary '-' needs a number, not '${typeName(e.ty)}'`, t);
+          const ty = promote(e.ty);
           const c = this.cast(e, ty);
           const checked = isInteger(ty) && !ty.unsigned;
           if (c.kind === "num") {
             if (c.fval !== undefined) return this.num(-c.fval, ty, t);
-            const v = wrapInt(-c.ival!, ty);
-            if (!checked || v === -wrapInt(c.ival!, ty)) return this.num(v, ty, t);
+            const v = wrapInt(-c.ival, ty);
+            if (!checked || v === -wrapInt(c.ival, ty)) return this.num(v, ty, t);
           }
           return this.node("neg", t, { lhs: c, ty, checked });
         }
@@ -1440,10 +1455,10 @@ export class Parser {
         case "~": {
           this.pos++;
           const e = this.castExpr();
-          if (!isInteger(e.ty!)) throw typeError(`'~' needs an integer`, t);
-          const ty = promote(e.ty!);
+          if (!isInteger(e.ty)) throw typeError(`'~' needs an integer`, t);
+          const ty = promote(e.ty);
           const c = this.cast(e, ty);
-          if (c.kind === "num") return this.num(wrapInt(~c.ival!, ty), ty, t);
+          if (c.kind === "num") return this.num(wrapInt(~intValue(c), ty), ty, t);
           return this.node("bitnot", t, { lhs: c, ty });
         }
         case "&": {
@@ -1451,18 +1466,18 @@ export class Parser {
           const e = this.castExpr();
           if (e.kind === "funcref") return { ...e, line: t.line, col: t.col };
           if (e.kind === "var") {
-            e.v!.inMemory = true;
-            return this.node("addr", t, { lhs: e, ty: pointerTo(e.ty!) });
+            e.v.inMemory = true;
+            return this.node("addr", t, { lhs: e, ty: pointerTo(e.ty) });
           }
-          if (e.ty!.bitField)
+          if (e.ty.bitField)
             throw typeError(
               e.kind === "member"
-                ? `cannot take the address of bit-field '${e.member!.name}'`
+                ? `cannot take the address of bit-field '${e.member.name}'`
                 : "cannot take the address of a bit-field",
               t,
             );
           if (e.kind === "deref" || e.kind === "member" || e.kind === "str")
-            return this.node("addr", t, { lhs: e, ty: pointerTo(e.ty!) });
+            return this.node("addr", t, { lhs: e, ty: pointerTo(e.ty) });
           throw typeError("cannot take the address of this expression", t);
         }
         case "*": {
@@ -1487,21 +1502,21 @@ export class Parser {
         return this.num(ty.size, T.ulong, t);
       }
       const e = this.unary();
-      if (e.ty!.bitField) throw typeError("'sizeof' applied to a bit-field", t);
-      const count = e.ty!.vlaCount;
+      if (e.ty.bitField) throw typeError("'sizeof' applied to a bit-field", t);
+      const count = e.ty.vlaCount;
       if (count) {
         const n = this.cast(this.node("var", t, { v: count, ty: count.ty }), T.ulong);
-        const elem = this.num(e.ty!.base!.size, T.ulong, t);
+        const elem = this.num(e.ty.base!.size, T.ulong, t);
         return this.node("binary", t, { op: "*", lhs: n, rhs: elem, ty: T.ulong, opTy: T.ulong });
       }
-      const size = e.ty!.kind === "func" ? 1 : e.ty!.size;
+      const size = e.ty.kind === "func" ? 1 : e.ty.size;
       return this.num(size, T.ulong, t);
     }
     return this.postfix();
   }
 
-  deref(e: Node, at: Pos): Node {
-    const et = e.ty!;
+  deref(e: Expr, at: Pos): Expr {
+    const et = e.ty;
     if (et.kind === "func" || (et.kind === "ptr" && et.base!.kind === "func")) return e;
     if (!isPointerLike(et))
       throw typeError(`cannot dereference '${typeName(et)}', which is not a pointer`, at);
@@ -1509,9 +1524,9 @@ export class Parser {
     return this.node("deref", at, { lhs: e, ty: et.base! });
   }
 
-  incdec(e: Node, delta: number, prefix: boolean, at: Pos): Node {
+  incdec(e: Expr, delta: number, prefix: boolean, at: Pos): Expr {
     this.checkLvalue(e, at);
-    const ty = e.ty!;
+    const ty = e.ty;
     if (!isScalar(ty)) throw typeError(`cannot increment '${typeName(ty)}'`, at);
     const step = ty.kind === "ptr" ? (ty.base!.kind === "void" ? 1 : ty.base!.size) * delta : delta;
     const checked = (ty.kind === "int" || ty.kind === "long") && !ty.unsigned;
@@ -1521,7 +1536,7 @@ export class Parser {
   // compound-literal = "(" type-name ")" "{" initializer-list "}"
   /** An unnamed object: a local of the enclosing function (initialized each time the
    * expression runs, as C says), or a global at file scope. */
-  compoundLiteral(declared: Type, at: Pos): Node {
+  compoundLiteral(declared: Type, at: Pos): Expr {
     const init = initializer(this, declared);
     const ty = declared.kind === "array" && declared.len! < 0 ? init.ty : declared;
     const name = `__compound${this.localId++}`;
@@ -1542,25 +1557,25 @@ export class Parser {
   }
 
   // postfix = primary ("[" expr "]" | "(" args ")" | "." ident | "->" ident | "++" | "--")*
-  postfix(): Node {
+  postfix(): Expr {
     return this.postfixOf(this.primary());
   }
-  postfixOf(first: Node): Node {
+  postfixOf(first: Expr): Expr {
     let n = first;
     for (;;) {
       const t = this.tok;
       if (this.consume("[")) {
         const idx = this.expr();
         this.expect("]");
-        const l = n.ty!;
-        if (!isPointerLike(l) && !isPointerLike(idx.ty!))
+        const l = n.ty;
+        if (!isPointerLike(l) && !isPointerLike(idx.ty))
           throw typeError(
             `subscripted value is not an array or pointer (it is '${typeName(l)}')`,
             t,
           );
-        if (!isInteger(isPointerLike(l) ? idx.ty! : l))
+        if (!isInteger(isPointerLike(l) ? idx.ty : l))
           throw typeError(
-            `array subscript is not an integer (it is '${typeName(isPointerLike(l) ? idx.ty! : l)}')`,
+            `array subscript is not an integer (it is '${typeName(isPointerLike(l) ? idx.ty : l)}')`,
             idx,
           );
         n = this.deref(this.ptrArith("+", n, idx, t), t);
@@ -1591,8 +1606,8 @@ export class Parser {
     }
   }
 
-  member(n: Node, name: Token): Node {
-    const st = n.ty!;
+  member(n: Expr, name: Token): Expr {
+    const st = n.ty;
     if (!isAggregate(st))
       throw typeError(
         `request for member '${name.text}' in something that is not a struct (it is '${typeName(st)}')`,
@@ -1613,9 +1628,9 @@ export class Parser {
   readonly topRefs = new Map<string, { line: number; col: number }>();
 
   // call = ident "(" (assign ("," assign)*)? ")"
-  call(fnExpr: Node): Node {
+  call(fnExpr: Expr): Expr {
     const at = this.expect("(");
-    const args: Node[] = [];
+    const args: Expr[] = [];
     while (!this.consume(")")) {
       if (args.length > 0) this.expect(",");
       args.push(this.assign());
@@ -1623,21 +1638,27 @@ export class Parser {
     let fty: Type | undefined;
     let callee: string | undefined;
     if (fnExpr.kind === "funcref") {
-      callee = fnExpr.callee!;
+      callee = fnExpr.callee;
       fty = fnExpr.fnTy;
     } else if (fnExpr.kind === "unresolved") {
       // A name with no declaration: maybe defined further down this block.
-      const n = this.node("call", fnExpr, { callee: fnExpr.callee, args, ty: T.int });
-      this.pending.push({ node: n, fn: this.fn! });
-      this.noteRef(fnExpr.callee!, fnExpr);
+      // Its type is settled by resolvePending.
+      const n = this.node("call", fnExpr, {
+        callee: fnExpr.callee,
+        args,
+        fnTy: funcType(T.int, [], true),
+        ty: T.int,
+      });
+      this.pending.push({ node: n, name: fnExpr.callee, fn: this.fn! });
+      this.noteRef(fnExpr.callee, fnExpr);
       return n;
     } else {
-      const t = fnExpr.ty!;
+      const t = fnExpr.ty;
       if (t.kind === "ptr" && t.base!.kind === "func") fty = t.base!;
       else if (t.kind === "func") fty = t;
       else throw typeError(`called object is not a function (it is '${typeName(t)}')`, fnExpr);
     }
-    const node = this.node("call", fnExpr, { callee, args: [], fnTy: fty, ty: fty!.ret });
+    const node = this.node("call", fnExpr, { callee, args: [], fnTy: fty!, ty: fty!.ret! });
     if (callee === undefined) {
       node.lhs = fnExpr;
       if (this.fn) this.fn.indirect = true;
@@ -1646,7 +1667,7 @@ export class Parser {
     return node;
   }
 
-  convertArgs(node: Node, fty: Type, args: Node[], name: string): void {
+  convertArgs(node: CallNode, fty: Type, args: Expr[], name: string): void {
     const params = fty.params!;
     if (
       args.length < params.length ||
@@ -1660,7 +1681,7 @@ export class Parser {
       const pt = params[i];
       if (pt) return this.assignConvert(a, pt, a);
       // Default argument promotions for the variadic part.
-      let t = this.toRvalueType(a.ty!);
+      let t = this.toRvalueType(a.ty);
       if (t.kind === "void") throw typeError("void value passed as an argument", a);
       if (isAggregate(t) && this.host.libraryType(name))
         throw typeError(
@@ -1674,40 +1695,37 @@ export class Parser {
   }
 
   resolvePending(): void {
-    for (const { node, fn } of this.pending) {
-      const f = this.g.funcs.get(node.callee!);
+    for (const { node, name, fn } of this.pending) {
+      const f = this.g.funcs.get(name);
       if (!f) {
-        if (this.host.isKnownIntrinsic(node.callee!))
-          throw typeError(
-            `intrinsic '${node.callee}' is not available here (no model attached)`,
-            node,
-          );
-        throw typeError(`unknown function '${node.callee}'`, node);
+        if (this.host.isKnownIntrinsic(name))
+          throw typeError(`intrinsic '${name}' is not available here (no model attached)`, node);
+        throw typeError(`unknown function '${name}'`, node);
       }
       const ret = f.ty.ret!;
       if (!(ret.kind === "int" && !ret.unsigned) && ret.kind !== "void" && ret.kind !== "enum")
         throw typeError(
-          `function '${node.callee}' is used before its declaration; declare it first (it returns '${typeName(ret)}')`,
+          `function '${name}' is used before its declaration; declare it first (it returns '${typeName(ret)}')`,
           node,
         );
       node.fnTy = f.ty;
       node.ty = ret.kind === "void" ? T.int : ret;
       const saved = this.fn;
       this.fn = fn;
-      this.convertArgs(node, f.ty, node.args!, node.callee!);
+      this.convertArgs(node, f.ty, node.args, name);
       this.fn = saved;
       if (ret.kind === "void") node.ty = T.int;
     }
   }
 
   // generic-selection = "_Generic" "(" assign ("," (type-name | "default") ":" assign)+ ")"
-  generic(t: Token): Node {
+  generic(t: Token): Expr {
     this.pos++;
     this.expect("(");
     const control = this.assign();
-    const cty = this.toRvalueType(control.ty!);
-    let chosen: Node | null = null;
-    let fallback: Node | null = null;
+    const cty = this.toRvalueType(control.ty);
+    let chosen: Expr | null = null;
+    let fallback: Expr | null = null;
     while (this.consume(",")) {
       if (this.consume("default")) {
         this.expect(":");
@@ -1729,11 +1747,11 @@ export class Parser {
   //        | "va_end" "(" unary ")" | "va_copy" "(" unary "," unary ")"
   // Variadic arguments sit in 8-byte slots (integers widened, floats as double) behind a
   // pointer the caller passes as a hidden last parameter; va_list walks that area.
-  stdarg(t: Token): Node {
+  stdarg(t: Token): Expr {
     this.pos++;
     this.expect("(");
     const ap = this.assign();
-    let r: Node;
+    let r: Expr;
     if (t.text === "va_start") {
       this.expect(",");
       this.assign();
@@ -1742,14 +1760,14 @@ export class Parser {
       this.checkLvalue(ap, t);
       r = this.node("assign", t, {
         lhs: ap,
-        rhs: this.cast(this.node("var", t, { v: area, ty: area.ty }), ap.ty!),
+        rhs: this.cast(this.node("var", t, { v: area, ty: area.ty }), ap.ty),
         ty: ap.ty,
       });
     } else if (t.text === "va_arg") {
       this.expect(",");
       const ty = this.typeName();
       this.checkLvalue(ap, t);
-      if (ap.ty!.kind !== "ptr") throw typeError("va_arg needs a va_list", t);
+      if (ap.ty.kind !== "ptr") throw typeError("va_arg needs a va_list", t);
       // *(ty *)((ap += n) - n), n = 8 per slot (a struct takes its size rounded up to 8)
       const step = 8 * varargSlots(ty);
       const bump = this.node("opassign", t, {
@@ -1771,23 +1789,23 @@ export class Parser {
       this.expect(",");
       const src = this.assign();
       this.checkLvalue(ap, t);
-      r = this.node("assign", t, { lhs: ap, rhs: this.cast(src, ap.ty!), ty: ap.ty });
+      r = this.node("assign", t, { lhs: ap, rhs: this.cast(src, ap.ty), ty: ap.ty });
     } else r = this.node("cast", t, { lhs: ap, ty: T.void });
     this.expect(")");
     return r;
   }
 
   // primary = "(" expr ")" | ident | str | num
-  primary(): Node {
+  primary(): Expr {
     const t = this.tok;
     if (this.is("(") && this.peek().text === "{" && this.fn) {
       // statement-expr = "(" compound-stmt ")"
       this.pos++;
       const block = this.compoundStmt();
       this.expect(")");
-      const body = block.body!;
+      const body = block.body;
       const last = body[body.length - 1];
-      const ty = last && last.kind === "exprstmt" ? this.toRvalueType(last.lhs!.ty!) : T.void;
+      const ty = last && last.kind === "exprstmt" ? this.toRvalueType(last.lhs.ty) : T.void;
       return this.node("stmtexpr", t, { body, ty });
     }
     if (this.consume("(")) {
@@ -1850,7 +1868,7 @@ export class Parser {
       if (this.is("(")) {
         if (this.host.isKnownIntrinsic(t.text))
           throw typeError(`intrinsic '${t.text}' is not available here (no model attached)`, t);
-        return this.node("unresolved", t, { callee: t.text });
+        return this.node("unresolved", t, { callee: t.text, ty: T.int });
       }
       throw typeError(`undeclared identifier '${t.text}'`, t);
     }

@@ -50,7 +50,7 @@ export interface Type {
   /** func: parameter names as written (for definitions). */
   paramNames?: { text: string; line: number; col: number }[];
   /** Variable-length array: its length expression, and the hidden local holding the count. */
-  vlaLen?: import("./ast.js").Node;
+  vlaLen?: import("./ast.js").Expr;
   vlaCount?: import("./ast.js").Var;
   /** Name given by the typedef or spelling, used in messages ("int", "char *"). */
   name?: string;
