@@ -1,6 +1,7 @@
 // The typed syntax tree the parser builds and the code generator walks, plus the symbol
 // tables (variables, functions, typedefs, tags) that a session carries from block to block.
-import type { Member, Type } from "./types.js";
+import type { Pos } from "./errors.js";
+import { isFloat, type Member, type Type } from "./types.js";
 
 export type NodeKind =
   // expressions
@@ -180,4 +181,15 @@ export class GlobalScope {
     g.enumConsts = new Map(this.enumConsts);
     return g;
   }
+}
+
+/** A node at a source position. */
+export function newNode(kind: NodeKind, at: Pos, extra: Partial<Node> = {}): Node {
+  return { kind, line: at.line, col: at.col, ...extra };
+}
+
+/** A literal of type `ty`. */
+export function numNode(v: bigint | number, ty: Type, at: Pos): Node {
+  if (isFloat(ty)) return newNode("num", at, { ty, fval: Number(v) });
+  return newNode("num", at, { ty, ival: BigInt(v) });
 }
