@@ -137,6 +137,45 @@ export interface Node {
   checked?: boolean;
 }
 
+/** A node with every field present, always in the same order: the parser's nodes then share
+ * one hidden class, so the code generator's walks read their fields monomorphically (objects
+ * built from differing literals made every `n.lhs` a megamorphic lookup). */
+export function makeNode(kind: NodeKind, line: number, col: number, extra: Partial<Node>): Node {
+  const n: Node = {
+    kind,
+    line,
+    col,
+    ty: undefined,
+    op: undefined,
+    lhs: undefined,
+    rhs: undefined,
+    cond: undefined,
+    then: undefined,
+    els: undefined,
+    init: undefined,
+    inc: undefined,
+    body: undefined,
+    args: undefined,
+    v: undefined,
+    callee: undefined,
+    fnTy: undefined,
+    ival: undefined,
+    fval: undefined,
+    bytes: undefined,
+    addr: undefined,
+    member: undefined,
+    delta: undefined,
+    prefix: undefined,
+    opTy: undefined,
+    initializer: undefined,
+    cases: undefined,
+    label: undefined,
+    caseValue: undefined,
+    checked: undefined,
+  };
+  return Object.assign(n, extra);
+}
+
 export interface Func {
   name: string;
   ty: Type;

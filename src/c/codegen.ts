@@ -521,7 +521,7 @@ class FunctionGenerator {
     this.stmt(f.body!);
     fb.op(Op.end);
     this.labels.pop();
-    const body = fb.code.splice(0);
+    const body = fb.takeCode();
     const bodyPositions = fb.positions;
     const bodyTraps = fb.trapCodes;
     fb.positions = [];
@@ -573,7 +573,7 @@ class FunctionGenerator {
       fb.positions.push(bodyPositions[k]! + shift, bodyPositions[k + 1]!, bodyPositions[k + 2]!);
     for (let k = 0; k < bodyTraps.length; k += 2)
       fb.trapCodes.push(bodyTraps[k]! + shift, bodyTraps[k + 1]!);
-    for (const b of body) fb.code.push(b);
+    fb.code.append(body);
     if (this.fuelLocal >= 0) this.settleFuel();
     for (const [id, local] of this.heapOf)
       if (!this.vlas.has(id)) fb.localGet(local).call(this.ctx.funcIndex.get("free")!);

@@ -1,7 +1,7 @@
 // Stage 3: a recursive-descent parser that builds the typed tree (type checking happens as
 // nodes are built, chibicc-style). Top-level statements form the block's entry function.
 import type { Func, Initializer, Node, NodeKind, SwitchCase, Var, BinOp } from "./ast.js";
-import { GlobalScope, LARGE_LOCAL_BYTES } from "./ast.js";
+import { GlobalScope, LARGE_LOCAL_BYTES, makeNode } from "./ast.js";
 import { CompileError, syntaxError, typeError, type Pos } from "./errors.js";
 import type { Token } from "./tokenize.js";
 import {
@@ -241,7 +241,7 @@ class Parser {
 
   // ---- node constructors ----
   private node(kind: NodeKind, at: Pos, extra: Partial<Node> = {}): Node {
-    return { kind, line: at.line, col: at.col, ...extra };
+    return makeNode(kind, at.line, at.col, extra);
   }
   private num(v: bigint | number, ty: Type, at: Pos): Node {
     if (isFloat(ty)) return this.node("num", at, { ty, fval: Number(v) });
