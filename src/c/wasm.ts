@@ -264,9 +264,26 @@ export class ByteWriter {
 
 const scratch = new DataView(new ArrayBuffer(8));
 
+/** Function bodies' writers, reused from block to block: a fresh typed array per function
+ * (and per prologue) was a measurable part of compiling a short block. */
+const writerPool: ByteWriter[] = [];
+const WRITER_POOL_SIZE = 64;
+
+function borrowWriter(): ByteWriter {
+  const w = writerPool.pop() ?? new ByteWriter(1024);
+  w.length = 0;
+  return w;
+}
+
+/** Gives a writer back to the pool once nothing reads it any more. */
+export function releaseWriter(w: ByteWriter): void {
+  if (writerPool.length < WRITER_POOL_SIZE && w.buf.length <= 1 << 20) writerPool.push(w);
+}
+
 /** Builds one function body; locals beyond the parameters are declared with addLocal. */
 export class FuncBuilder {
-  code = new ByteWriter(256);
+  /** The body's bytes; borrowed from a pool, so give it back with release() once encoded. */
+  code = borrowWriter();
   readonly locals: ValType[] = [];
   /** Source positions as flat triples (code offset, line, column) at instructions that can trap. */
   positions: number[] = [];
@@ -302,8 +319,12 @@ export class FuncBuilder {
    * emitted after the body and placed in front of it). */
   takeCode(): ByteWriter {
     const code = this.code;
-    this.code = new ByteWriter(Math.max(64, code.length));
+    this.code = borrowWriter();
     return code;
+  }
+  /** Returns the code buffer to the pool (the builder must not be used afterwards). */
+  release(): void {
+    releaseWriter(this.code);
   }
 
   addLocal(t: ValType): number {
