@@ -230,6 +230,14 @@ export class VocabBuffers {
     return this.k.massAbove(this.at.logits, this.at.weights, this.padded, from);
   }
 
+  /** Σ weights of the tokens whose logit is above `logit` (strictly). */
+  massAboveLogit(logit: number): number {
+    floatOf[0] = logit;
+    bitsOf[0]! += logit > 0 ? 1 : logit < 0 ? -1 : 0; // one ulp up (float32)
+    const above = logit === 0 ? 1.401298464324817e-45 : floatOf[0]!;
+    return this.k.massAbove(this.at.logits, this.at.weights, this.padded, above);
+  }
+
   /** Σ |logits − scratch| (f64). */
   absDiffScratch(): number {
     const whole = this.size & ~3;
