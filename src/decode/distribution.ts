@@ -33,24 +33,6 @@ export function softmaxStats(buf: VocabBuffers): SoftmaxStats {
 const SAMPLE = 2048;
 const sample = new Float32Array(SAMPLE);
 
-/** The rank-th largest (1-based) of every stride-th logit, NaN skipped; −Infinity when fewer. */
-function sampledRank(logits: Float32Array, stride: number, rank: number): number {
-  let count = 0;
-  // `sample` keeps the `rank` largest seen so far, descending.
-  for (let i = 0; i < logits.length; i += stride) {
-    const v = logits[i]!;
-    if (!(v > -Infinity)) continue;
-    if (count === rank && v <= sample[rank - 1]!) continue;
-    let j = count < rank ? count++ : rank - 1;
-    while (j > 0 && sample[j - 1]! < v) {
-      sample[j] = sample[j - 1]!;
-      j--;
-    }
-    sample[j] = v;
-  }
-  return count === rank ? sample[rank - 1]! : -Infinity;
-}
-
 /** A copy of the block maxima for selection, reused between calls. */
 let maxima = new Float32Array(0);
 
@@ -123,23 +105,13 @@ export function topTokens(buf: VocabBuffers, k: number, ids: Int32Array, fresh =
   return count;
 }
 
-/** Nuclei up to this many tokens are found by collecting candidates, larger ones by mass passes. */
-const SMALL_NUCLEUS = 16384;
-
-export interface Nucleus {
-  /** The lowest logit in the nucleus: every token at or above it is in (ties included). */
-  cut: number;
-  /** When ≥ 0, `buf.index[0..count)` holds the nucleus (the smallest set, ties cut) and `mass`
-   * its weight; −1 when the nucleus was too large to list (then use `cut`). */
-  count: number;
-  mass: number;
-}
-
 /**
- * The top-p nucleus: after `buf.expWeights(max, scale)` returned `z`, the smallest most likely
- * set weighing at least p·z. A strided sample of the vocabulary predicts where it ends; a small
- * nucleus is collected and partitioned by weight, a large one is bracketed by mass passes and
- * only the tokens inside the bracket are partitioned.
+ * The top-p nucleus's edge: after `buf.expWeights(max, scale)` returned `z` (and `buf.max()`
+ * left the block maxima), the lowest logit of the nucleus, the tokens whose more likely tokens
+ * weigh less than p·z together; every token at or above it is in (ties at the edge too).
+ * Three passes at most in the usual case: a strided sample of the vocabulary, sorted once,
+ * predicts where the mass reaches p·z; the mass above the predicted bracket is summed
+ * exactly, the tokens inside it are collected, and only those are partitioned by weight.
  */
 export function nucleusCut(
   buf: VocabBuffers,
@@ -147,58 +119,59 @@ export function nucleusCut(
   max: number,
   scale: number,
   z: number,
-): Nucleus {
+): number {
+  if (p >= 1) return -Infinity;
   const target = p * z;
   const logits = buf.logits;
+  const weights = buf.weights;
+  const index = buf.index;
   const n = buf.size;
   const stride = Math.max(1, Math.floor(n / SAMPLE));
-  const index = buf.index;
-  const weights = buf.weights;
-  // A small nucleus (the usual case): collect everything above a sampled logit and partition
-  // those few by weight, going down the sample while their mass falls short.
-  for (let rank = 8; rank * stride <= SMALL_NUCLEUS && rank <= SAMPLE; rank *= 4) {
-    const threshold = sampledRank(logits, stride, rank);
-    if (threshold === -Infinity) break;
-    // A mass pass is cheaper than collecting candidates that turn out too few.
-    if (buf.massAbove(threshold) < target) continue;
-    const count = buf.collect(threshold);
-    let mass = 0;
-    for (let i = 0; i < count; i++) mass += weights[index[i]!]!;
-    if (mass >= target) {
-      const kept = nucleus(index, count, weights, target);
-      return { cut: lowestLogit(logits, index, kept.count), ...kept };
-    }
-  }
   let taken = 0;
   for (let i = 0; i < n && taken < SAMPLE; i += stride) {
     const v = logits[i]!;
     if (v > -Infinity) sample[taken++] = v; // NaN and masked tokens carry no weight
   }
   const sorted = sample.subarray(0, taken).sort().reverse();
-  // Each sampled token stands for `stride` tokens: estimate where the mass reaches the target.
-  // The heavy few a sample misses are counted exactly: the mass above the top sampled logit.
-  let at = taken > 0 ? 1 : 0;
-  let estimate = taken > 0 ? buf.massAbove(sorted[0]!) : 0;
+  const topMass = taken > 0 ? buf.massAbove(sorted[0]!) : z;
+  if (topMass >= target) {
+    // The nucleus lies among the few tokens at or above the sample's largest logit.
+    const count = buf.collectAbove(taken > 0 ? sorted[0]! : -Infinity);
+    return lowestLogit(logits, index, nucleus(index, count, weights, target).count);
+  }
+  // Each sampled token below the top stands for `stride` tokens: estimate where the mass
+  // reaches the target, and bracket that rank generously.
+  let at = 1;
+  let estimate = topMass;
   while (at < taken && estimate < target)
     estimate += Math.exp((sorted[at++]! - max) * scale) * stride;
   const spread = Math.ceil(3 * Math.sqrt(at + 1)) + 4;
   const valueAt = (rank: number) =>
-    rank < 0 ? Infinity : rank >= taken ? -Infinity : sorted[rank]!;
+    rank <= 0 ? Infinity : rank >= taken ? -Infinity : sorted[rank]!;
   let hiRank = at - spread;
   let loRank = at + spread;
-  // Confirm mass(≥ hi) < target ≤ mass(≥ lo), widening the bracket where the guess was off.
-  let hiMass = valueAt(hiRank) === Infinity ? 0 : buf.massAbove(valueAt(hiRank));
-  while (hiMass >= target) {
-    loRank = hiRank;
-    hiRank -= 4 * spread;
-    hiMass = valueAt(hiRank) === Infinity ? 0 : buf.massAbove(valueAt(hiRank));
+  let hiMass = hiRank <= 0 ? 0 : buf.massAbove(valueAt(hiRank));
+  for (;;) {
+    if (hiMass >= target) {
+      // The edge lies above the bracket: move it up.
+      loRank = hiRank;
+      hiRank -= 4 * spread;
+      hiMass = hiRank <= 0 ? 0 : buf.massAbove(valueAt(hiRank));
+      continue;
+    }
+    const lo = valueAt(loRank);
+    const count = buf.collect(lo, valueAt(hiRank));
+    let mass = hiMass;
+    for (let i = 0; i < count; i++) mass += weights[index[i]!]!;
+    if (mass < target && lo > -Infinity) {
+      // The edge lies below the bracket: everything above its bottom is in.
+      hiRank = loRank;
+      hiMass = mass;
+      loRank += 4 * spread;
+      continue;
+    }
+    return lowestLogit(logits, index, nucleus(index, count, weights, target - hiMass).count);
   }
-  while (valueAt(loRank) > -Infinity && buf.massAbove(valueAt(loRank)) < target)
-    loRank += 4 * spread;
-  const hi = valueAt(hiRank);
-  const count = buf.collect(valueAt(loRank), hi);
-  const kept = nucleus(index, count, weights, target - hiMass).count;
-  return { cut: lowestLogit(logits, index, kept), count: -1, mass: NaN };
 }
 
 function lowestLogit(logits: Float32Array, index: Int32Array, count: number): number {
