@@ -30,7 +30,12 @@ export function softmaxStats(buf: VocabBuffers): SoftmaxStats {
 }
 
 /** Logits of a strided sample of the vocabulary, reused between calls. */
-const SAMPLE = 2048;
+const SAMPLE = 1024;
+/** The nucleus's edge is narrowed to this many sampled ranks before collecting the tokens
+ * between them (GRANULE / SAMPLE of the vocabulary at most: 2,400 tokens at 151,936). */
+const GRANULE = 16;
+/** The sample's estimated mass at or above each of its logits (see nucleusCut). */
+const estimated = new Float64Array(SAMPLE + 2);
 const sample = new Float32Array(SAMPLE);
 
 /** A copy of the block maxima for selection, reused between calls. */
@@ -109,9 +114,9 @@ export function topTokens(buf: VocabBuffers, k: number, ids: Int32Array, fresh =
  * The top-p nucleus's edge: after `buf.expWeights(max, scale)` returned `z` (and `buf.max()`
  * left the block maxima), the lowest logit of the nucleus, the tokens whose more likely tokens
  * weigh less than p·z together; every token at or above it is in (ties at the edge too).
- * Three passes at most in the usual case: a strided sample of the vocabulary, sorted once,
- * predicts where the mass reaches p·z; the mass above the predicted bracket is summed
- * exactly, the tokens inside it are collected, and only those are partitioned by weight.
+ * A strided sample of the vocabulary, sorted once, predicts where the mass reaches p·z; exact
+ * mass passes above sampled logits narrow the edge to a few sampled ranks (two or three passes
+ * usually), the tokens between those are collected, and only they are partitioned by weight.
  */
 export function nucleusCut(
   buf: VocabBuffers,
@@ -133,45 +138,64 @@ export function nucleusCut(
     if (v > -Infinity) sample[taken++] = v; // NaN and masked tokens carry no weight
   }
   const sorted = sample.subarray(0, taken).sort().reverse();
+  // Boundary r (0..taken + 1): +Infinity, the sampled logits in descending order, −Infinity;
+  // massAt(r) is the exact mass at or above it: 0 at r = 0, z at r = taken + 1.
+  const boundary = (r: number) => (r <= 0 ? Infinity : r > taken ? -Infinity : sorted[r - 1]!);
   const topMass = taken > 0 ? buf.massAbove(sorted[0]!) : z;
   if (topMass >= target) {
     // The nucleus lies among the few tokens at or above the sample's largest logit.
-    const count = buf.collectAbove(taken > 0 ? sorted[0]! : -Infinity);
+    const count = buf.collectAbove(boundary(1));
     return lowestLogit(logits, index, nucleus(index, count, weights, target).count);
   }
-  // Each sampled token below the top stands for `stride` tokens: estimate where the mass
-  // reaches the target, and bracket that rank generously.
-  let at = 1;
-  let estimate = topMass;
-  while (at < taken && estimate < target)
-    estimate += Math.exp((sorted[at++]! - max) * scale) * stride;
-  const spread = Math.ceil(3 * Math.sqrt(at + 1)) + 4;
-  const valueAt = (rank: number) =>
-    rank <= 0 ? Infinity : rank >= taken ? -Infinity : sorted[rank]!;
-  let hiRank = at - spread;
-  let loRank = at + spread;
-  let hiMass = hiRank <= 0 ? 0 : buf.massAbove(valueAt(hiRank));
-  for (;;) {
-    if (hiMass >= target) {
-      // The edge lies above the bracket: move it up.
-      loRank = hiRank;
-      hiRank -= 4 * spread;
-      hiMass = hiRank <= 0 ? 0 : buf.massAbove(valueAt(hiRank));
-      continue;
+  // Each sampled token below the top stands for `stride` tokens: estimated[r] is the mass at or
+  // above boundary r so estimated (monotone, but biased: the heavy upper tail of the body is
+  // rare in a sample). The search interpolates in that coordinate between two exact masses.
+  estimated[1] = topMass;
+  for (let r = 1; r < taken; r++)
+    estimated[r + 1] = estimated[r]! + Math.exp((sorted[r]! - max) * scale) * stride;
+  estimated[taken + 1] = estimated[taken]!;
+  // Narrow hi < lo, with massAt(hi) < target ≤ massAt(lo), by exact mass passes; after two
+  // probes that moved the same end, one bisection, so that a bad guess costs little.
+  let hi = 1;
+  let hiMass = topMass;
+  let lo = taken + 1;
+  let loMass = z;
+  let lastMoved = 0; // +1: hi moved, −1: lo moved
+  let repeats = 0;
+  while (lo - hi > GRANULE) {
+    const bisect = repeats >= 2;
+    let probe = (hi + lo) >>> 1;
+    if (!bisect) {
+      const want =
+        estimated[hi]! +
+        ((target - hiMass) / (loMass - hiMass)) * (estimated[lo]! - estimated[hi]!);
+      probe = firstAtLeast(estimated, hi, lo, want);
     }
-    const lo = valueAt(loRank);
-    const count = buf.collect(lo, valueAt(hiRank));
-    let mass = hiMass;
-    for (let i = 0; i < count; i++) mass += weights[index[i]!]!;
-    if (mass < target && lo > -Infinity) {
-      // The edge lies below the bracket: everything above its bottom is in.
-      hiRank = loRank;
+    probe = Math.min(lo - 1, Math.max(hi + 1, probe));
+    const mass = buf.massAbove(boundary(probe));
+    const moved = mass < target ? 1 : -1;
+    repeats = bisect ? 0 : moved === lastMoved ? repeats + 1 : 1;
+    lastMoved = moved;
+    if (moved > 0) {
+      hi = probe;
       hiMass = mass;
-      loRank += 4 * spread;
-      continue;
+    } else {
+      lo = probe;
+      loMass = mass;
     }
-    return lowestLogit(logits, index, nucleus(index, count, weights, target - hiMass).count);
   }
+  const count = buf.collect(boundary(lo), boundary(hi));
+  return lowestLogit(logits, index, nucleus(index, count, weights, target - hiMass).count);
+}
+
+/** The first r in [from, to] with values[r] ≥ want (values ascending); `to` when none. */
+function firstAtLeast(values: Float64Array, from: number, to: number, want: number): number {
+  while (from < to) {
+    const mid = (from + to) >>> 1;
+    if (values[mid]! >= want) to = mid;
+    else from = mid + 1;
+  }
+  return from;
 }
 
 function lowestLogit(logits: Float32Array, index: Int32Array, count: number): number {
