@@ -34,6 +34,8 @@ const SAMPLE = 1024;
 /** The nucleus's edge is narrowed to this many sampled ranks before collecting the tokens
  * between them (GRANULE / SAMPLE of the vocabulary at most: 2,400 tokens at 151,936). */
 const GRANULE = 16;
+/** Vocabularies up to this size are partitioned whole: cheaper than sampling them. */
+const SMALL_VOCABULARY = 4 * SAMPLE;
 /** The sample's estimated mass at or above each of its logits (see nucleusCut). */
 const estimated = new Float64Array(SAMPLE + 2);
 const sample = new Float32Array(SAMPLE);
@@ -131,7 +133,11 @@ export function nucleusCut(
   const weights = buf.weights;
   const index = buf.index;
   const n = buf.size;
-  const stride = Math.max(1, Math.floor(n / SAMPLE));
+  if (n <= SMALL_VOCABULARY) {
+    const count = buf.collect(-Infinity);
+    return lowestLogit(logits, index, nucleus(index, count, weights, target).count);
+  }
+  const stride = Math.floor(n / SAMPLE);
   let taken = 0;
   for (let i = 0; i < n && taken < SAMPLE; i += stride) {
     const v = logits[i]!;

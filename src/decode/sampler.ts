@@ -372,6 +372,9 @@ export class Sampler {
       const weight = Math.exp((logit - max) * inv);
       if (!exact && !(this.rng.next() * buf.weights[id]! < weight)) continue;
       if (weight < this.minP) continue;
+      // Near the top, the bounds of the few blocks that hold a more likely token settle it
+      // without a pass: they weigh at least its heavier mass, and z ≥ Σ bounds ÷ the ratio.
+      if (!exact && this.boundsOfBlocksAbove(logit) < (p * total) / ratio) return id;
       const heavier = buf.massAboveLogit(logit);
       if (!exact) {
         const rest = total - heavier;
@@ -385,6 +388,16 @@ export class Sampler {
       }
       if (heavier < p * total) return id;
     }
+  }
+
+  /** Σ of the per-block sums (after expBounds: of bounds) of the blocks whose largest logit is
+   * above `logit`. */
+  private boundsOfBlocksAbove(logit: number): number {
+    const maxima = this.buf.blockMaxima;
+    const sums = this.buf.blockSums;
+    let sum = 0;
+    for (let b = 0; b < maxima.length; b++) if (maxima[b]! > logit) sum += sums[b]!;
+    return sum;
   }
 
   private checkToken(what: string, id: number): void {
