@@ -233,7 +233,7 @@ export class DecodeLoop {
    */
   private preserveLogits(decoding: readonly SequenceState[]): void {
     for (const s of this.active) {
-      if (s.done || s.savedLogits !== null || decoding.includes(s)) continue;
+      if (s.done || s.hasSavedLogits || decoding.includes(s)) continue;
       try {
         s.saveLogits(this.engine.logits(s.seq));
       } catch {
@@ -244,9 +244,7 @@ export class DecodeLoop {
 
   /** The next-token logits of a sequence: a copy kept aside, or the engine's buffer. */
   private takeLogits(s: SequenceState): Float32Array {
-    const saved = s.savedLogits;
-    s.savedLogits = null;
-    return saved ?? this.engine.logits(s.seq);
+    return s.takeSavedLogits() ?? this.engine.logits(s.seq);
   }
 
   /**
@@ -309,9 +307,7 @@ export class DecodeLoop {
       engine.truncate(s.seq, keep);
       kvVectorOf(engine).set(s.seq, engine.controlVectorOf(s.seq));
       cached.length = keep;
-      s.tokens.push(...promptTokens);
-      s.promptLength = promptTokens.length;
-      s.stats.promptTokens = promptTokens.length;
+      s.setPrompt(promptTokens);
       items.push({ seq: s.seq, tokens: promptTokens.slice(keep) });
     }
     engine.decode(items);
@@ -323,7 +319,7 @@ export class DecodeLoop {
   }
 
   private runSetup(s: SequenceState, source: string): void {
-    const logits = s.savedLogits ?? this.engine.logits(s.seq);
+    const logits = s.peekSavedLogits() ?? this.engine.logits(s.seq);
     const outcome = s.runOnLogits("setup", logits, () => s.vm.run(source));
     s.recordVm("setup", "c", source, outcome);
     if (outcome.stdout)
@@ -377,8 +373,7 @@ export class DecodeLoop {
     const stats = this.options.tokenStats !== false || (s.options.topLogprobs ?? 0) > 0;
     const probability = stats ? state.probability(token) : NaN;
     const entropy = stats ? state.entropy() : NaN;
-    const step = s.step++;
-    s.sampled++;
+    const step = s.countSampled();
     if (engine.isEndOfGeneration(token)) {
       s.finish("eos");
       return null;
@@ -607,7 +602,7 @@ export class DecodeLoop {
     kvOf(engine, s.seq).length = keep;
     this.preserveLogits([s]);
     engine.decode([{ seq: s.seq, tokens: [last] }]);
-    s.savedLogits = null;
+    s.dropSavedLogits();
     this.appendTokens(s, [last]);
   }
 
