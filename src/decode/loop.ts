@@ -262,7 +262,7 @@ export class DecodeLoop {
       if (!(err instanceof EngineError) || err.code !== "context-full") throw err;
       for (const s of owners) {
         // Whatever part of the batch did get in is discarded with the sequence's state.
-        s.closedRegion = null;
+        s.takeClosedRegion();
         s.finish("context-full");
       }
       return false;
@@ -392,7 +392,7 @@ export class DecodeLoop {
     }
     for (const ev of events) {
       if (ev.type === "region-end" && s.closedRegion === null) {
-        s.closedRegion = ev.region;
+        s.markClosed(ev.region);
         // The token ran past the region's end: keep only the part up to it, re-tokenized.
         const end = ev.region.end;
         if (end < s.scanner.offset) {
@@ -419,11 +419,11 @@ export class DecodeLoop {
         s.events.push({ type: "region-end", seq: s.seq, region: ev.region });
       }
     }
-    if (!s.options.inject) s.closedRegion = null;
+    if (!s.options.inject) s.takeClosedRegion();
     const stop = this.findStop(s, before);
     if (stop >= 0) {
       s.scanner.rewind(stop);
-      s.closedRegion = null;
+      s.takeClosedRegion();
       s.finish("stop");
       return null;
     }
@@ -542,9 +542,8 @@ export class DecodeLoop {
     const items: Array<{ seq: number; tokens: number[] }> = [];
     const injected: Array<{ s: SequenceState; text: string; tokens: number[] }> = [];
     for (const s of owners) {
-      const region = s.closedRegion;
+      const region = s.takeClosedRegion();
       if (!region) continue;
-      s.closedRegion = null;
       const outcome = s.runOnLogits("region", engine.logits(s.seq), () => this.execute(s, region));
       s.recordVm("region", region.language, region.source, outcome);
       const text = formatInjection(region, outcome, { written: s.scanner.resultWritten() });

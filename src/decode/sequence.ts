@@ -168,7 +168,24 @@ export class SequenceState implements IntrinsicHost {
   }
 
   /** A region that closed in the token just decoded; handled after the batch decode. */
-  closedRegion: Region | null = null;
+  private pendingRegion: Region | null = null;
+
+  /** The region that closed in the token just decoded, run after the batch decode; null if none. */
+  get closedRegion(): Region | null {
+    return this.pendingRegion;
+  }
+
+  /** Records a region that closed in this token; the first one of a token wins. */
+  markClosed(region: Region): void {
+    this.pendingRegion ??= region;
+  }
+
+  /** The closed region, which is then no longer pending. */
+  takeClosedRegion(): Region | null {
+    const region = this.pendingRegion;
+    this.pendingRegion = null;
+    return region;
+  }
   startedAt = performance.now();
 
   constructor(
