@@ -29,7 +29,6 @@ interface KernelExports {
     b: number,
     out: number,
     sums: number,
-    cut: number,
   ): void;
   collect(p: number, n: number, threshold: number, below: number, out: number): number;
   massAbove(p: number, w: number, n: number, threshold: number): number;
@@ -189,14 +188,14 @@ export class VocabBuffers {
   }
 
   /** Fills `weights` with upper bounds of exp((x − shift)·scale) (each at most 6.2% over, 0
-   * below `cut` and for NaN), and `blockSums` with their sums per block; returns the total.
+   * for NaN and −Infinity), and `blockSums` with their sums per block; returns the total.
    * Drawing from the bounds and accepting with probability weight ÷ bound samples the exact
    * distribution for a fraction of the cost of the exponentials. */
-  expBounds(shift: number, scale: number, cut = -Infinity): number {
+  expBounds(shift: number, scale: number): number {
     const { logits, weights, sums } = this.at;
     const a = Math.fround(scale * Math.LOG2E * 2 ** 23);
     const b = 127 * 2 ** 23 + BOUND_MARGIN;
-    this.k.bounds(logits, this.padded, shift, a, b, weights, sums, float32AtLeast(cut));
+    this.k.bounds(logits, this.padded, shift, a, b, weights, sums);
     return this.sums[0]!;
   }
 
