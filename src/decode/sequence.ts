@@ -115,6 +115,9 @@ export class SequenceState implements IntrinsicHost {
 
   /** A region that closed in the token just decoded; handled after the batch decode. */
   closedRegion: Region | null = null;
+  /** A region running on a VM worker: the sequence samples nothing until its outcome is in. */
+  offloaded: { region: Region; outcome: VmOutcome | null } | null = null;
+
   startedAt = performance.now();
 
   constructor(
@@ -277,6 +280,12 @@ export class SequenceState implements IntrinsicHost {
       this.logitsReady = false;
       this.pendingEdits = [...this.logitState.edits];
     }
+  }
+
+  /** A region that ran elsewhere (a VM worker) made no logit edits: as after runOnLogits, none
+   * are left for the next step. */
+  ranElsewhere(): void {
+    this.pendingEdits = [];
   }
 
   /** Forbids a token at the next sampling step, replacing any edits left for it. */
