@@ -3,6 +3,7 @@
 import type { Func, Initializer, Node, NodeKind, SwitchCase, Var, BinOp } from "./ast.js";
 import { GlobalScope, LARGE_LOCAL_BYTES } from "./ast.js";
 import { CompileError, syntaxError, typeError, type Pos } from "./errors.js";
+import { layoutMembers, type MemberDecl } from "./layout.js";
 import type { Token } from "./tokenize.js";
 import {
   T,
@@ -381,7 +382,7 @@ class Parser {
       return this.num(ty.kind === "float" ? Math.fround(v) : v, ty, n);
     }
     const signed = !ty.unsigned;
-    const bits = ty.size * 8;
+    const bits = ty.kind === "bool" ? 1 : ty.size * 8;
     const a = signed ? BigInt.asIntN(bits, l.ival!) : BigInt.asUintN(bits, l.ival!);
     const b = signed ? BigInt.asIntN(bits, r.ival!) : BigInt.asUintN(bits, r.ival!);
     let v: bigint;
@@ -833,6 +834,16 @@ class Parser {
       return;
     }
     const iv = typeof value === "number" ? truncToBigInt(value) : value;
+    if (ty.bitField) {
+      // Merge the field's bits into its storage unit, which other fields may share.
+      const { offset: lo, width } = ty.bitField;
+      const mask = ((1n << BigInt(width)) - 1n) << BigInt(lo);
+      let unit = 0n;
+      for (let i = ty.size - 1; i >= 0; i--) unit = (unit << 8n) | BigInt(out[offset + i]!);
+      unit = (unit & ~mask) | ((iv << BigInt(lo)) & mask);
+      for (let i = 0; i < ty.size; i++) out[offset + i] = Number((unit >> BigInt(8 * i)) & 0xffn);
+      return;
+    }
     switch (ty.size) {
       case 1:
         dv.setUint8(offset, Number(BigInt.asUintN(8, iv)));
@@ -1036,45 +1047,59 @@ class Parser {
       if (cur && !cur.complete && cur.kind === kind) ty = cur;
       else this.declareTag(tag, ty);
     }
-    const members: Member[] = [];
-    const fields: Member[] = [];
-    let offset = 0;
-    let align = 1;
+    const decls: MemberDecl[] = [];
     while (!this.consume("}")) {
       const spec = this.declspec();
       if (this.consume(";")) {
-        // anonymous struct/union member: flatten its members
-        if (isAggregate(spec.ty) && spec.ty.members) {
-          const base = kind === "struct" ? alignTo(offset, spec.ty.align) : 0;
-          for (const m of spec.ty.members) members.push({ ...m, offset: base + m.offset });
-          fields.push({ name: "", ty: spec.ty, offset: base });
-          offset = kind === "struct" ? base + spec.ty.size : Math.max(offset, spec.ty.size);
-          align = Math.max(align, spec.ty.align);
-        }
+        // anonymous struct/union member: its members are flattened in
+        if (isAggregate(spec.ty) && spec.ty.members) decls.push({ name: null, ty: spec.ty });
         continue;
       }
       for (;;) {
-        const { ty: mty, name } = this.declarator(spec.ty);
-        if (!name) throw syntaxError("expected a member name", this.tok);
-        if (mty.kind === "struct" || mty.kind === "union") {
-          if (!mty.complete) throw typeError(`member '${name.text}' has incomplete type`, name);
+        const at = this.tok;
+        const { ty: mty, name } = this.is(":")
+          ? { ty: spec.ty, name: null }
+          : this.declarator(spec.ty);
+        if (this.consume(":")) decls.push(this.bitField(mty, name, at));
+        else {
+          if (!name) throw syntaxError("expected a member name", this.tok);
+          if (mty.kind === "struct" || mty.kind === "union") {
+            if (!mty.complete) throw typeError(`member '${name.text}' has incomplete type`, name);
+          }
+          decls.push({ name: name.text, ty: mty });
         }
-        if (this.consume(":")) this.constInt(); // bit-fields are laid out as whole fields
-        const mo = kind === "struct" ? alignTo(offset, mty.align) : 0;
-        members.push({ name: name.text, ty: mty, offset: mo });
-        fields.push({ name: name.text, ty: mty, offset: mo });
-        offset = kind === "struct" ? mo + mty.size : Math.max(offset, mty.size);
-        align = Math.max(align, mty.align);
         if (this.consume(";")) break;
         this.expect(",");
       }
     }
-    ty.members = members;
-    if (fields.length !== members.length) ty.fields = fields;
-    ty.align = align;
-    ty.size = alignTo(offset, align);
+    const layout = layoutMembers(kind, decls);
+    ty.members = layout.members;
+    if (layout.fields.length !== layout.members.length) ty.fields = layout.fields;
+    ty.align = layout.align;
+    ty.size = layout.size;
     ty.complete = true;
     return ty;
+  }
+
+  // bit-field = declarator? ":" const-expr
+  /** Checks a bit-field's type and width (the ":" has been read). */
+  private bitField(ty: Type, name: Token | null, at: Pos): MemberDecl {
+    const what = name ? `bit-field '${name.text}'` : "unnamed bit-field";
+    if (!isInteger(ty))
+      throw typeError(`${what} has type '${typeName(ty)}', which is not an integer type`, at);
+    const widthAt = this.tok;
+    const width = this.constInt();
+    const bits = ty.kind === "bool" ? 1 : ty.size * 8;
+    if (width < 0n) throw typeError(`${what} has a negative width (${width})`, widthAt);
+    if (width > BigInt(bits))
+      throw typeError(
+        `width of ${what} (${width}) exceeds the width of its type (${bits} bit${bits === 1 ? "" : "s"})`,
+        widthAt,
+      );
+    if (width === 0n && name) throw typeError(`${what} has zero width`, widthAt);
+    // An enum without negative enumerators reads back unsigned (its underlying type in gcc).
+    const declared = ty.kind === "enum" && !ty.negative ? { ...ty, unsigned: true } : ty;
+    return { name: name ? name.text : null, ty: declared, width: Number(width) };
   }
 
   // enum-specifier = ident? "{" enum-list? "}" | ident
@@ -1091,6 +1116,7 @@ class Parser {
     while (!this.consume("}")) {
       const name = this.ident();
       if (this.consume("=")) value = this.constInt();
+      if (value < 0n) ty.negative = true;
       if (this.scopes.length > 0)
         this.scopes[this.scopes.length - 1]!.vars.set(name.text, { enumConst: value });
       else {
@@ -1286,16 +1312,14 @@ class Parser {
       let i = 0;
       let max = 0;
       while (!this.consume("}")) {
+        let designated = false;
         if (this.consume("[")) {
-          const at = this.tok;
-          i = Number(this.constInt());
-          if (i < 0) throw typeError(`array designator [${i}] is negative`, at);
-          this.expect("]");
-          this.expect("=");
-        }
-        if (ty.len! >= 0 && i >= ty.len!)
+          i = this.arrayDesignator(ty);
+          designated = true;
+        } else if (ty.len! >= 0 && i >= ty.len!)
           throw typeError("too many elements in array initializer", this.tok);
-        items.push({ offset: i * ty.base!.size, init: this.elementInit(ty.base!) });
+        const init = designated ? this.designation(ty.base!) : this.elementInit(ty.base!);
+        items.push({ offset: i * ty.base!.size, init });
         i++;
         max = Math.max(max, i);
         if (!this.consume(",")) {
@@ -1319,21 +1343,22 @@ class Parser {
       const members = ty.fields ?? ty.members ?? [];
       while (!this.consume("}")) {
         let m: Member | undefined;
+        let init: Initializer;
         if (this.consume(".")) {
-          const mname = this.ident();
-          // A designator may name a member of an anonymous struct/union member.
-          m = (ty.members ?? []).find((x) => x.name === mname.text);
-          if (!m) throw typeError(`no member named '${mname.text}' in '${typeName(ty)}'`, mname);
+          m = this.memberDesignator(ty);
           const named = m;
           k = members.findIndex(
             (x) =>
               x.name === named.name ||
               (x.name === "" && x.ty.members?.some((y) => y.name === named.name)),
           );
-          this.expect("=");
-        } else m = members[k];
-        if (!m) throw typeError("too many elements in struct initializer", this.tok);
-        items.push({ offset: m.offset, init: this.elementInit(m.ty) });
+          init = this.designation(m.ty);
+        } else {
+          m = members[k];
+          if (!m) throw typeError("too many elements in struct initializer", this.tok);
+          init = this.elementInit(m.ty);
+        }
+        items.push({ offset: m.offset, init });
         k++;
         if (ty.kind === "union") k = members.length;
         if (!this.consume(",")) {
@@ -1352,6 +1377,48 @@ class Parser {
     }
     const e = this.assign();
     return { ty, expr: this.assignConvert(e, ty, at) };
+  }
+
+  // designation = ("[" const-expr "]" | "." ident)* "=" initializer
+  /** The rest of a designator chain (`.color.g = 9`, `[2].x = 1`) after its first designator
+   * chose a subobject of type `ty`: an initializer for `ty` that fills only the designated part
+   * (later entries of the list may fill others; each overrides what it names). */
+  private designation(ty: Type): Initializer {
+    if (this.consume(".")) {
+      const m = this.memberDesignator(ty);
+      return { ty, items: [{ offset: m.offset, init: this.designation(m.ty) }] };
+    }
+    if (this.consume("[")) {
+      const i = this.arrayDesignator(ty);
+      return { ty, items: [{ offset: i * ty.base!.size, init: this.designation(ty.base!) }] };
+    }
+    this.expect("=");
+    return this.elementInit(ty);
+  }
+  /** `.name` in an initializer (the "." read): the member of `ty` it names, which may be a
+   * member of an anonymous struct/union member. */
+  private memberDesignator(ty: Type): Member {
+    const name = this.ident();
+    if (!isAggregate(ty))
+      throw typeError(
+        `member designator '.${name.text}' for '${typeName(ty)}', which is not a struct`,
+        name,
+      );
+    const m = (ty.members ?? []).find((x) => x.name === name.text);
+    if (!m) throw typeError(`no member named '${name.text}' in '${typeName(ty)}'`, name);
+    return m;
+  }
+  /** `[index]` in an initializer (the "[" read): the index, checked against `ty`. */
+  private arrayDesignator(ty: Type): number {
+    const at = this.tok;
+    if (ty.kind !== "array")
+      throw typeError(`array designator for '${typeName(ty)}', which is not an array`, at);
+    const i = Number(this.constInt());
+    if (i < 0) throw typeError(`array designator [${i}] is negative`, at);
+    if (ty.len! >= 0 && i >= ty.len!)
+      throw typeError(`array designator [${i}] is past the end of '${typeName(ty)}'`, at);
+    this.expect("]");
+    return i;
   }
 
   /** An element of a braced list: an aggregate element may leave out its own braces
@@ -1900,6 +1967,13 @@ class Parser {
             e.v!.inMemory = true;
             return this.node("addr", t, { lhs: e, ty: pointerTo(e.ty!) });
           }
+          if (e.ty!.bitField)
+            throw typeError(
+              e.kind === "member"
+                ? `cannot take the address of bit-field '${e.member!.name}'`
+                : "cannot take the address of a bit-field",
+              t,
+            );
           if (e.kind === "deref" || e.kind === "member" || e.kind === "str")
             return this.node("addr", t, { lhs: e, ty: pointerTo(e.ty!) });
           throw typeError("cannot take the address of this expression", t);
@@ -1926,6 +2000,7 @@ class Parser {
         return this.num(ty.size, T.ulong, t);
       }
       const e = this.unary();
+      if (e.ty!.bitField) throw typeError("'sizeof' applied to a bit-field", t);
       const count = e.ty!.vlaCount;
       if (count) {
         const n = this.cast(this.node("var", t, { v: count, ty: count.ty }), T.ulong);
