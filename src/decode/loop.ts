@@ -58,6 +58,8 @@ export interface GenerationRequest {
   profile?: VmProfileName;
   /** Token events carry this many most likely alternatives with log-probabilities (default 0). */
   topLogprobs?: number;
+  /** Whether token events carry probability and entropy (default: the loop's tokenStats). */
+  tokenStats?: boolean;
 }
 
 /** Hands requests to a long-lived loop (continuous batching); see DecodeLoop.run. */
@@ -236,6 +238,7 @@ export class DecodeLoop {
         live: r.live,
         profile: r.profile,
         topLogprobs: r.topLogprobs,
+        tokenStats: r.tokenStats ?? this.options.tokenStats !== false,
         vectors: r.vectors,
         controlVector: r.controlVector,
       });
@@ -403,7 +406,7 @@ export class DecodeLoop {
       token = s.sampler.sample(state.logits, history);
     }
     s.closeLogits();
-    const stats = this.options.tokenStats !== false || (s.options.topLogprobs ?? 0) > 0;
+    const stats = s.options.tokenStats || (s.options.topLogprobs ?? 0) > 0;
     const probability = stats ? state.probability(token) : NaN;
     const entropy = stats ? state.entropy() : NaN;
     const step = s.step++;
@@ -535,6 +538,7 @@ export class DecodeLoop {
   }
 
   private runHooks(s: SequenceState): void {
+    if (s.hooks.size === 0) return;
     for (const [name, left] of [...s.hooks]) {
       if (left <= 0) {
         s.hooks.delete(name);

@@ -44,6 +44,8 @@ export interface SequenceOptions {
   profile?: VmProfileName;
   /** Alternatives with probabilities on each token event (0: none). */
   topLogprobs?: number;
+  /** Token events carry the token's probability and the entropy (else NaN). */
+  tokenStats: boolean;
 }
 
 /** A VM session bound to a sequence across generations. */
