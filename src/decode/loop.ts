@@ -9,8 +9,8 @@
 //   4. decode the token (all sequences in one batch);
 //   5. if a region closed: run it (its reads see the distribution right after the region), inject
 //      the result (a second batched decode), and keep its logit edits for step 1 of the next token.
-//      With a `regionRunner`, a region that cannot read the model (region-offload.ts) runs on a
-//      VM worker instead: its sequence samples nothing until the outcome is back, the others go
+//      With a `regionRunner`, a region that may run long and cannot read the model
+//      (region-offload.ts) runs on a VM worker instead: its sequence samples nothing until the outcome is back, the others go
 //      on stepping, and the result is injected at the start of the step after it arrives.
 // A region program's checkpoints point past its injected result; rewinds happen after the code
 // that asked for them returns.
