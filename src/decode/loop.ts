@@ -10,8 +10,9 @@
 //   5. if a region closed: run it (its reads see the distribution right after the region), inject
 //      the result (a second batched decode), and keep its logit edits for step 1 of the next token.
 //      With a `regionRunner`, a region that may run long and cannot read the model
-//      (region-offload.ts) runs on a VM worker instead: its sequence samples nothing until the outcome is back, the others go
-//      on stepping, and the result is injected at the start of the step after it arrives.
+//      (region-offload.ts) runs on a VM worker instead: its sequence samples nothing until the
+//      outcome is back, the others go on stepping, and the result is injected at the start of
+//      the step after it arrives.
 // A region program's checkpoints point past its injected result; rewinds happen after the code
 // that asked for them returns.
 import type { Engine, ObserveOptions } from "../engine/types.js";
@@ -197,11 +198,14 @@ export class DecodeLoop {
       this.active = seqs.filter((s) => !s.done);
       if (this.active.length > 0 && this.active.every((s) => s.offloaded?.outcome === null)) {
         // Every sequence waits for a VM worker: sleep until an outcome, a request or a cancel.
+        const signal = this.options.signal;
+        let onAbort: (() => void) | undefined;
         await new Promise<void>((resolve) => {
-          this.wakeLoop = resolve;
+          this.wakeLoop = onAbort = resolve;
           void intake?.wait().then(() => resolve());
-          this.options.signal?.addEventListener("abort", () => resolve(), { once: true });
+          signal?.addEventListener("abort", onAbort, { once: true });
         });
+        signal?.removeEventListener("abort", onAbort!);
         this.wakeLoop = undefined;
         lastYield = performance.now();
       } else if (performance.now() - lastYield > YIELD_EVERY_MS) {
