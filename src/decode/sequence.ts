@@ -44,6 +44,8 @@ export interface SequenceOptions {
   profile?: VmProfileName;
   /** Alternatives with probabilities on each token event (0: none). */
   topLogprobs?: number;
+  /** Token events carry the token's probability and the entropy (else NaN). */
+  tokenStats: boolean;
 }
 
 /** A VM session bound to a sequence across generations. */
@@ -186,6 +188,9 @@ export class SequenceState implements IntrinsicHost {
     this.pendingRegion = null;
     return region;
   }
+  /** A region running on a VM worker: the sequence samples nothing until its outcome is in. */
+  offloaded: { region: Region; outcome: VmOutcome | null } | null = null;
+
   startedAt = performance.now();
 
   constructor(
@@ -348,6 +353,12 @@ export class SequenceState implements IntrinsicHost {
       this.logitsReady = false;
       this.pendingEdits = [...this.logitState.edits];
     }
+  }
+
+  /** A region that ran elsewhere (a VM worker) made no logit edits: as after runOnLogits, none
+   * are left for the next step. */
+  ranElsewhere(): void {
+    this.pendingEdits = [];
   }
 
   /** Forbids a token at the next sampling step, replacing any edits left for it. */
