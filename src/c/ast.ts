@@ -1,6 +1,7 @@
 // The typed syntax tree the parser builds and the code generator walks, plus the symbol
 // tables (variables, functions, typedefs, tags) that a session carries from block to block.
 import type { Pos } from "./errors.js";
+import { LayeredMap } from "./layered-map.js";
 import { isFloat, type Member, type Type } from "./types.js";
 
 export type BinOp =
@@ -282,9 +283,9 @@ type OfKind<N, K> = N extends { kind: infer NK } ? (K extends NK ? N : never) : 
 /** What a node of kind K carries besides its kind and position. */
 export type NodeFields<K extends NodeKind> = Omit<NodeOf<K>, "kind" | "line" | "col">;
 
-/** The nodes directly inside `n` (initializers' expressions included), for walks that look
- * at every node. */
-export function children(n: Node): Node[] {
+/** Calls `visit` on each node directly inside `n` (initializers' expressions included), for
+ * walks that look at every node. Allocates nothing: tree walks run for every compiled block. */
+export function forEachChild(n: Node, visit: (child: Node) => void): void {
   switch (n.kind) {
     case "num":
     case "str":
@@ -295,14 +296,16 @@ export function children(n: Node): Node[] {
     case "continue":
     case "null":
     case "goto":
-      return [];
+      return;
     case "binary":
     case "logand":
     case "logor":
     case "assign":
     case "opassign":
     case "comma":
-      return [n.lhs, n.rhs];
+      visit(n.lhs);
+      visit(n.rhs);
+      return;
     case "incdec":
     case "neg":
     case "not":
@@ -312,32 +315,45 @@ export function children(n: Node): Node[] {
     case "cast":
     case "member":
     case "exprstmt":
-      return [n.lhs];
+      visit(n.lhs);
+      return;
     case "return":
-      return n.lhs ? [n.lhs] : [];
+      if (n.lhs) visit(n.lhs);
+      return;
     case "cond":
-      return [n.cond, n.then, n.els];
+    case "if":
+      visit(n.cond);
+      visit(n.then);
+      if (n.els) visit(n.els);
+      return;
     case "call":
-      return n.lhs ? [n.lhs, ...n.args] : n.args;
+      if (n.lhs) visit(n.lhs);
+      for (const a of n.args) visit(a);
+      return;
     case "stmtexpr":
     case "block":
-      return n.body;
-    case "if":
-      return n.els ? [n.cond, n.then, n.els] : [n.cond, n.then];
+      for (const b of n.body) visit(b);
+      return;
     case "for":
-      return [n.init, n.cond, n.inc, n.then].filter((c): c is Node => c !== undefined);
+      if (n.init) visit(n.init);
+      if (n.cond) visit(n.cond);
+      if (n.inc) visit(n.inc);
+      visit(n.then);
+      return;
     case "do":
     case "switch":
-      return [n.cond, n.then];
+      visit(n.cond);
+      visit(n.then);
+      return;
     case "label":
     case "case":
-      return [n.then];
-    case "decl": {
-      const out: Node[] = [n.lhs];
-      if (n.rhs) out.push(n.rhs);
-      if (n.initializer) out.push(...initializerExprs(n.initializer));
-      return out;
-    }
+      visit(n.then);
+      return;
+    case "decl":
+      visit(n.lhs);
+      if (n.rhs) visit(n.rhs);
+      if (n.initializer) forEachInitializerExpr(n.initializer, visit);
+      return;
     default: {
       const never: never = n;
       throw new Error(`unknown node ${(never as Node).kind}`);
@@ -345,10 +361,10 @@ export function children(n: Node): Node[] {
   }
 }
 
-/** The expressions of an initializer tree, in order. */
-export function initializerExprs(init: Initializer): Expr[] {
-  if (init.expr) return [init.expr];
-  return (init.items ?? []).flatMap((it) => initializerExprs(it.init));
+/** Calls `visit` on each expression of an initializer tree, in order. */
+export function forEachInitializerExpr(init: Initializer, visit: (e: Expr) => void): void {
+  if (init.expr) visit(init.expr);
+  else if (init.items) for (const it of init.items) forEachInitializerExpr(it.init, visit);
 }
 
 export interface Func {
@@ -377,22 +393,37 @@ export interface Func {
   switches?: SwitchNode[];
 }
 
-/** Symbols visible at file scope; a session keeps one and every block extends a copy of it. */
+/** Symbols visible at file scope. A session keeps one (layered over the C library's); each
+ * block parses into a layer over it (clone), which commit() folds in once the block compiled. */
 export class GlobalScope {
-  vars = new Map<string, Var>();
-  funcs = new Map<string, Func>();
-  typedefs = new Map<string, Type>();
-  tags = new Map<string, Type>();
-  enumConsts = new Map<string, bigint>();
+  readonly vars: LayeredMap<string, Var>;
+  readonly funcs: LayeredMap<string, Func>;
+  readonly typedefs: LayeredMap<string, Type>;
+  readonly tags: LayeredMap<string, Type>;
+  readonly enumConsts: LayeredMap<string, bigint>;
 
+  constructor(private readonly parent: GlobalScope | null = null) {
+    this.vars = new LayeredMap(parent?.vars);
+    this.funcs = new LayeredMap(parent?.funcs);
+    this.typedefs = new LayeredMap(parent?.typedefs);
+    this.tags = new LayeredMap(parent?.tags);
+    this.enumConsts = new LayeredMap(parent?.enumConsts);
+  }
+
+  /** A scope over this one: it sees everything here, and what it defines stays in it. */
   clone(): GlobalScope {
-    const g = new GlobalScope();
-    g.vars = new Map(this.vars);
-    g.funcs = new Map(this.funcs);
-    g.typedefs = new Map(this.typedefs);
-    g.tags = new Map(this.tags);
-    g.enumConsts = new Map(this.enumConsts);
-    return g;
+    return new GlobalScope(this);
+  }
+
+  /** Folds this scope's definitions into the one it was cloned from, and returns that one. */
+  commit(): GlobalScope {
+    if (!this.parent) return this;
+    this.vars.commit();
+    this.funcs.commit();
+    this.typedefs.commit();
+    this.tags.commit();
+    this.enumConsts.commit();
+    return this.parent;
   }
 }
 

@@ -3,7 +3,7 @@
 // frame in linear memory. Loops and calls are metered; division and recursion are checked.
 import {
   LARGE_LOCAL_BYTES,
-  children,
+  forEachChild,
   newNode,
   type Expr,
   type AssignNode,
@@ -41,6 +41,7 @@ import {
   PrefixOp,
   TypeTable,
   encodeModule,
+  releaseWriter,
   type FuncSig,
   type ImportedFunc,
   type ValType,
@@ -77,7 +78,7 @@ export const GLOBAL_DEPTH = 2;
 
 export interface CodegenOptions {
   /** Every function visible (user, C library, prototypes). */
-  funcs: Map<string, Func>;
+  funcs: ReadonlyMap<string, Func>;
   /** Functions to export by name (the entry, `main`, or a function called from the host). */
   roots: string[];
   /** Host-implemented library functions and their C types. */
@@ -150,12 +151,18 @@ function userSig(f: Type): FuncSig {
 }
 
 /** The largest number of variadic arguments any call in `n` passes (each takes an 8-byte slot). */
-function maxVarargs(n: Node | null): number {
-  if (!n) return 0;
+function maxVarargs(root: Node | null): number {
   let m = 0;
-  if (n.kind === "call" && n.fnTy.variadic)
-    m = n.args.slice(n.fnTy.params!.length).reduce((k, a) => k + varargSlots(a.ty), 0);
-  for (const c of children(n)) m = Math.max(m, maxVarargs(c));
+  const visit = (n: Node): void => {
+    if (n.kind === "call" && n.fnTy.variadic) {
+      let slots = 0;
+      for (let i = n.fnTy.params!.length; i < n.args.length; i++)
+        slots += varargSlots(n.args[i]!.ty);
+      m = Math.max(m, slots);
+    }
+    forEachChild(n, visit);
+  };
+  if (root) visit(root);
   return m;
 }
 
@@ -268,6 +275,7 @@ export function generateModule(opts: CodegenOptions): CompiledModule {
     },
     types,
   );
+  for (const f of functions) f.body.release();
   const exports = new Map<string, Type>();
   for (const r of opts.roots) exports.set(r, opts.funcs.get(r)!.ty);
   const positions = functions.map((f, i) => ({
@@ -359,7 +367,7 @@ function labelsWithin(
       walk(newNode("block", e, { body: e.body }), e);
       return;
     }
-    for (const k of children(e)) expressions(k);
+    forEachChild(e, expressions);
   };
   const walk = (n: Node, key: Node = n): Set<number> => {
     const found = new Set<number>();
@@ -378,10 +386,16 @@ function labelsWithin(
 function weight(n: Node | undefined): number {
   if (!n) return 0;
   let w = 1;
-  // A loop's body is charged per iteration, by the loop; an initializer's stores are not counted.
-  const kids = n.kind === "decl" ? (n.rhs ? [n.lhs, n.rhs] : [n.lhs]) : children(n);
-  for (const k of kids)
-    if (!((n.kind === "for" || n.kind === "do") && k === n.then)) w += weight(k);
+  if (n.kind === "decl") {
+    // An initializer's stores are not counted.
+    w += weight(n.lhs) + weight(n.rhs);
+  } else {
+    // A loop's body is charged per iteration, by the loop.
+    const body = n.kind === "for" || n.kind === "do" ? n.then : undefined;
+    forEachChild(n, (k) => {
+      if (k !== body) w += weight(k);
+    });
+  }
   return Math.min(w, 1000);
 }
 
@@ -450,8 +464,9 @@ function countedLoop(n: ForNode): CountedLoop | null {
       boundVars.has(e.lhs.v)
     )
       if (!(top && e === inc)) ok = false;
-    for (const c of children(e)) scan(c, false);
+    forEachChild(e, scanChild);
   };
+  const scanChild = (c: Node): void => scan(c, false);
   scan(n.then, false);
   scan(inc, true);
   if (!ok) return null;
@@ -543,7 +558,7 @@ class FunctionGenerator {
     this.stmt(fnBody);
     fb.op(Op.end);
     this.labels.pop();
-    const body = fb.code.splice(0);
+    const body = fb.takeCode();
     const bodyPositions = fb.positions;
     const bodyTraps = fb.trapCodes;
     fb.positions = [];
@@ -595,7 +610,8 @@ class FunctionGenerator {
       fb.positions.push(bodyPositions[k]! + shift, bodyPositions[k + 1]!, bodyPositions[k + 2]!);
     for (let k = 0; k < bodyTraps.length; k += 2)
       fb.trapCodes.push(bodyTraps[k]! + shift, bodyTraps[k + 1]!);
-    for (const b of body) fb.code.push(b);
+    fb.code.append(body);
+    releaseWriter(body);
     if (this.fuelLocal >= 0) this.settleFuel();
     for (const [id, local] of this.heapOf)
       if (!this.vlas.has(id)) fb.localGet(local).call(this.ctx.funcIndex.get("free")!);
