@@ -361,6 +361,26 @@ export function forEachChild(n: Node, visit: (child: Node) => void): void {
   }
 }
 
+/** The statements directly inside a statement (a loop's body, an if's branches, a block's
+ * statements; a for's declaration too). */
+export function statementsIn(n: Node): Stmt[] {
+  switch (n.kind) {
+    case "block":
+      return n.body;
+    case "if":
+      return n.els ? [n.then, n.els] : [n.then];
+    case "for":
+      return n.init ? [n.then, n.init] : [n.then];
+    case "do":
+    case "switch":
+    case "label":
+    case "case":
+      return [n.then];
+    default:
+      return [];
+  }
+}
+
 /** Calls `visit` on each expression of an initializer tree, in order. */
 export function forEachInitializerExpr(init: Initializer, visit: (e: Expr) => void): void {
   if (init.expr) visit(init.expr);

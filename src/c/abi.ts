@@ -1,0 +1,43 @@
+// What a compiled block's functions and its host agree on: the trap codes passed to the host's
+// `trap`, the module's globals and tables, and the wasm signature of a C function.
+import { isAggregate, valType, type Type } from "./types.js";
+import type { FuncSig } from "./wasm.js";
+
+/** Trap codes passed to the host's `trap` import. */
+export const TrapCode = {
+  divisionByZero: 1,
+  stackOverflow: 2,
+  assertion: 3,
+  exit: 4,
+  callDepth: 5,
+  badFunctionPointer: 6,
+  nullPointer: 7,
+  /** Signed overflow: OVERFLOW_BASE + operator index * 2 + (1 for 64-bit); see overflowTrap. */
+  overflow: 16,
+} as const;
+
+/** The operators whose signed overflow traps, in trap-code order. */
+export const OVERFLOW_OPS = ["+", "-", "*", "unary -"] as const;
+
+/** The trap code for overflow of operator `op` on a 32- or 64-bit signed integer. */
+export function overflowTrap(op: (typeof OVERFLOW_OPS)[number], is64: boolean): number {
+  return TrapCode.overflow + OVERFLOW_OPS.indexOf(op) * 2 + (is64 ? 1 : 0);
+}
+
+/** Module globals, in index order; exported under these names. */
+export const GLOBAL_SP = 0;
+export const GLOBAL_FUEL = 1;
+export const GLOBAL_DEPTH = 2;
+
+/** Table 0 is the host bridge's (imported); table 1 holds the block's function pointers. */
+export const HOST_TABLE = 0;
+export const FUNCTION_TABLE = 1;
+
+/** User functions: scalars by value, structs by address; a struct result is written to a
+ * caller-provided buffer passed as a hidden first parameter, whose address is returned. */
+export function userSig(f: Type): FuncSig {
+  const params = f.params!.map(valType);
+  if (isAggregate(f.ret!)) params.unshift("i32");
+  if (f.variadic) params.push("i32");
+  return { params, results: f.ret!.kind === "void" ? [] : [valType(f.ret!)] };
+}

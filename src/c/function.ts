@@ -1,0 +1,1838 @@
+// Code generation for one C function: statements and expressions into a wasm function body.
+// Scalars whose address is never taken live in wasm locals; arrays, structs and address-taken
+// locals live in a shadow-stack frame in linear memory. Loops and calls are metered; division,
+// signed overflow, null pointers and recursion are checked.
+import {
+  FUNCTION_TABLE,
+  GLOBAL_DEPTH,
+  GLOBAL_FUEL,
+  GLOBAL_SP,
+  HOST_TABLE,
+  OVERFLOW_OPS,
+  overflowTrap,
+  TrapCode,
+  userSig,
+} from "./abi.js";
+import {
+  forEachChild,
+  LARGE_LOCAL_BYTES,
+  newNode,
+  statementsIn,
+  type AssignNode,
+  type BinaryNode,
+  type CallNode,
+  type CaseNode,
+  type DeclNode,
+  type Expr,
+  type Func,
+  type IncDecNode,
+  type Initializer,
+  type Node,
+  type OpAssignNode,
+  type Stmt,
+  type SwitchNode,
+} from "./ast.js";
+import type { CodegenOptions, CompiledModule } from "./codegen.js";
+import { CompileError, typeError, type Pos } from "./errors.js";
+import { floatValue, intValue } from "./fold.js";
+import type { BridgeLayout } from "./host-bridge.js";
+import { INLINE_FUNCTIONS } from "./library.js";
+import { countedLoop, LOCAL_FUEL_BATCH, weight, type CountedLoop } from "./metering.js";
+import { isAggregate, T, valType, varargSlots, type Type, typeName } from "./types.js";
+import { FuncBuilder, Op, PrefixOp, releaseWriter, TypeTable, type ValType } from "./wasm.js";
+
+export interface ModuleContext {
+  recursive: Set<string>;
+  opts: CodegenOptions;
+  types: TypeTable;
+  importIndex: Map<string, number>;
+  funcIndex: Map<string, number>;
+  imports: CompiledModule["imports"];
+  bridge: BridgeLayout;
+}
+
+/** Wasm block labels: loop/switch targets, plain blocks, and `dispatch:n`, the loop at the top
+ * of a C block with labels that every goto into that block branches back to. */
+type Label = "break" | "continue" | "other" | `dispatch:${number}`;
+
+/** A C block that contains labels (at any depth): its dispatch loop and those labels. */
+interface Dispatch {
+  id: number;
+  labels: Set<number>;
+}
+
+/** The largest number of variadic arguments any call in `n` passes (each takes an 8-byte slot). */
+function maxVarargs(root: Node | null): number {
+  let m = 0;
+  const visit = (n: Node): void => {
+    if (n.kind === "call" && n.fnTy.variadic) {
+      let slots = 0;
+      for (let i = n.fnTy.params!.length; i < n.args.length; i++)
+        slots += varargSlots(n.args[i]!.ty);
+      m = Math.max(m, slots);
+    }
+    forEachChild(n, visit);
+  };
+  if (root) visit(root);
+  return m;
+}
+
+/** The labels (numbered per function) that each statement contains, at any depth. */
+function labelsWithin(
+  body: Node,
+  number: Map<string, number>,
+  caseNumber: Map<Node, number>,
+): Map<Node, Set<number>> {
+  const within = new Map<Node, Set<number>>();
+  /** Statement expressions are blocks of their own: a goto from outside cannot enter them. */
+  const expressions = (e: Node | undefined): void => {
+    if (!e) return;
+    if (e.kind === "stmtexpr") {
+      walk(newNode("block", e, { body: e.body }), e);
+      return;
+    }
+    forEachChild(e, expressions);
+  };
+  const walk = (n: Node, key: Node = n): Set<number> => {
+    const found = new Set<number>();
+    if (n.kind === "exprstmt" || n.kind === "return") expressions(n.lhs);
+    if (n.kind === "label") found.add(number.get(n.label)!);
+    if (n.kind === "case" && caseNumber.has(n)) found.add(caseNumber.get(n)!);
+    for (const k of statementsIn(n)) for (const l of walk(k)) found.add(l);
+    if (found.size > 0) within.set(key, found);
+    return found;
+  };
+  walk(body);
+  return within;
+}
+
+export class FunctionGenerator {
+  private fb: FuncBuilder;
+  private readonly localOf = new Map<number, number>();
+  private readonly frameOffset = new Map<number, number>();
+  /** Big local arrays: the wasm local holding their heap address. */
+  private readonly heapOf = new Map<number, number>();
+  /** Variable-length arrays (their address local is in heapOf, but they live on the stack). */
+  private readonly vlas = new Set<number>();
+  private spSave = -1;
+  private frameSize = 0;
+  private varargBytes = 0;
+  private varargOffset = 0;
+  /** Frame bytes for struct results of calls made by this function. */
+  private tempBytes = 0;
+  /** Wasm parameter index of the first C parameter (1 when a struct-result buffer comes first). */
+  private readonly paramBase: number;
+  private fp = -1;
+  private fuelLocal = -1;
+  private ret = -1;
+  private labels: Label[] = [];
+  private readonly dispatches: Dispatch[] = [];
+  private dispatchCount = 0;
+  /** Labels of this function, numbered from 1; the statements holding them; and the local
+   * holding the label a goto is on its way to (0 while no goto is in flight). */
+  private readonly labelNumber = new Map<string, number>();
+  private labelsIn = new Map<Node, Set<number>>();
+  private readonly caseNumber = new Map<Node, number>();
+  private gotoTarget = -1;
+  /** Scratch locals of the overflow checks (used only between an operation and its check). */
+  private readonly scratch = new Map<string, number>();
+
+  constructor(
+    private readonly ctx: ModuleContext,
+    private readonly f: Func,
+  ) {
+    this.paramBase = isAggregate(f.ty.ret!) ? 1 : 0;
+    this.fb = new FuncBuilder(f.params.length + this.paramBase + (f.ty.variadic ? 1 : 0));
+  }
+
+  generate(): FuncBuilder {
+    const f = this.f;
+    const fb = this.fb;
+    const fnBody = f.body;
+    // Only defined functions reach the code generator.
+    if (!fnBody) throw new Error(`function '${f.name}' has no body`);
+    f.params.forEach((p, i) => {
+      if (!p.inMemory) this.localOf.set(p.id, i + this.paramBase);
+    });
+    if (f.varargs) this.localOf.set(f.varargs.id, f.params.length + this.paramBase);
+    for (const v of [...f.params, ...f.locals]) {
+      if (v.ty.vlaCount) {
+        this.heapOf.set(v.id, fb.addLocal("i32"));
+        this.vlas.add(v.id);
+      } else if (v.inMemory && !v.isParam && v.ty.size > LARGE_LOCAL_BYTES) {
+        this.heapOf.set(v.id, fb.addLocal("i32"));
+      } else if (v.inMemory) {
+        const align = Math.max(v.ty.align, 4);
+        this.frameSize = Math.ceil(this.frameSize / align) * align;
+        this.frameOffset.set(v.id, this.frameSize);
+        this.frameSize += Math.max(v.ty.size, 1);
+      } else if (!v.isParam && v !== f.varargs) this.localOf.set(v.id, fb.addLocal(valType(v.ty)));
+    }
+    this.frameSize = Math.ceil(this.frameSize / 8) * 8;
+    this.varargOffset = this.frameSize;
+    this.varargBytes = maxVarargs(f.body) * 8;
+    this.fp = fb.addLocal("i32");
+    if (f.hasVla) this.spSave = fb.addLocal("i32");
+    const retTy = f.ty.ret!;
+    if (retTy.kind !== "void") this.ret = fb.addLocal(valType(retTy));
+
+    for (const name of f.labels ?? []) this.labelNumber.set(name, this.labelNumber.size + 1);
+    for (const sw of f.switches ?? [])
+      if (FunctionGenerator.nestedCases(sw).length > 0)
+        for (const c of sw.cases)
+          this.caseNumber.set(c.node, this.labelNumber.size + this.caseNumber.size + 1);
+    if (this.labelNumber.size + this.caseNumber.size > 0) {
+      this.labelsIn = labelsWithin(fnBody, this.labelNumber, this.caseNumber);
+      this.gotoTarget = fb.addLocal("i32");
+    }
+    // Body first (it decides the vararg area), then the prologue in front of it.
+    this.labels.push("other");
+    fb.blockOp(Op.block);
+    this.stmt(fnBody);
+    fb.op(Op.end);
+    this.labels.pop();
+    const body = fb.takeCode();
+    const bodyPositions = fb.positions;
+    const bodyTraps = fb.trapCodes;
+    fb.positions = [];
+    fb.trapCodes = [];
+    fb.at(f);
+
+    const frame = this.frameSize + this.varargBytes + this.tempBytes;
+    // Only functions on a call cycle can recurse without bound; loops are metered on their own.
+    const mayRecurse = this.ctx.recursive.has(f.name);
+    if (mayRecurse) this.meter(1);
+    // Call depth bound: a clean "stack overflow" long before the host stack is at risk.
+    if (mayRecurse) {
+      fb.globalGet(GLOBAL_DEPTH).i32(this.ctx.opts.maxCallDepth).op(Op.i32_ge_u).blockOp(Op.if);
+      this.trap(TrapCode.callDepth, f);
+      fb.op(Op.end);
+      fb.globalGet(GLOBAL_DEPTH).i32(1).op(Op.i32_add).globalSet(GLOBAL_DEPTH);
+    }
+    if (this.spSave >= 0) fb.globalGet(GLOBAL_SP).localSet(this.spSave);
+    if (frame > 0) {
+      fb.globalGet(GLOBAL_SP).i32(frame).op(Op.i32_sub).localTee(this.fp).globalSet(GLOBAL_SP);
+      fb.localGet(this.fp).i32(this.ctx.opts.stackLow).op(Op.i32_lt_s).blockOp(Op.if);
+      this.trap(TrapCode.stackOverflow, f);
+      fb.op(Op.end);
+      for (const p of f.params) {
+        if (!p.inMemory) continue;
+        const off = this.frameOffset.get(p.id)!;
+        const wasmIndex = f.params.indexOf(p) + this.paramBase;
+        if (isAggregate(p.ty)) {
+          // Structs arrive by address; the callee works on its own copy.
+          fb.localGet(this.fp).i32(off).op(Op.i32_add).localGet(wasmIndex).i32(p.ty.size);
+          fb.prefix(PrefixOp.memory_copy).u32(0).u32(0);
+          continue;
+        }
+        fb.localGet(this.fp);
+        fb.localGet(wasmIndex);
+        this.store(p.ty, off);
+      }
+    }
+    for (const v of f.locals) {
+      const local = this.heapOf.get(v.id);
+      if (local === undefined || this.vlas.has(v.id)) continue;
+      fb.i64(BigInt(v.ty.size)).call(this.ctx.funcIndex.get("malloc")!);
+      fb.localTee(local).op(Op.i32_eqz).blockOp(Op.if);
+      this.trap(TrapCode.stackOverflow, f);
+      fb.op(Op.end);
+    }
+    const shift = fb.code.length;
+    for (let k = 0; k < bodyPositions.length; k += 3)
+      fb.positions.push(bodyPositions[k]! + shift, bodyPositions[k + 1]!, bodyPositions[k + 2]!);
+    for (let k = 0; k < bodyTraps.length; k += 2)
+      fb.trapCodes.push(bodyTraps[k]! + shift, bodyTraps[k + 1]!);
+    fb.code.append(body);
+    releaseWriter(body);
+    if (this.fuelLocal >= 0) this.settleFuel();
+    for (const [id, local] of this.heapOf)
+      if (!this.vlas.has(id)) fb.localGet(local).call(this.ctx.funcIndex.get("free")!);
+    if (this.spSave >= 0) fb.localGet(this.spSave).globalSet(GLOBAL_SP);
+    if (frame > 0) fb.localGet(this.fp).i32(frame).op(Op.i32_add).globalSet(GLOBAL_SP);
+    if (mayRecurse) fb.globalGet(GLOBAL_DEPTH).i32(1).op(Op.i32_sub).globalSet(GLOBAL_DEPTH);
+    if (this.ret >= 0) fb.localGet(this.ret);
+    return fb;
+  }
+
+  // ---- helpers ----
+  private tmp(t: ValType): number {
+    return this.fb.addLocal(t);
+  }
+  private trap(code: number, at: { line: number; col: number }): void {
+    this.fb.i32(code).i32(at.line).i32(at.col);
+    this.callHost("trap");
+  }
+  /** Calls a core or host library function through the host bridge's table. */
+  private callHost(name: string): void {
+    const { entries, slots } = this.ctx.bridge;
+    const slot = slots.get(name)!;
+    this.fb.i32(slot).callIndirect(this.ctx.types.indexOf(entries[slot]!.sig), HOST_TABLE);
+  }
+  private scratchLocal(name: string, t: ValType): number {
+    let idx = this.scratch.get(name);
+    if (idx === undefined) {
+      idx = this.fb.addLocal(t);
+      this.scratch.set(name, idx);
+    }
+    return idx;
+  }
+  /** Whether a node's signed arithmetic must trap on overflow. */
+  private checks(n: { checked?: boolean }): boolean {
+    return !!n.checked && !this.ctx.opts.wrapv;
+  }
+  /** With [a, b] on the stack, pushes a op b for signed integers and traps if it overflows
+   * (UBSan's signed-integer-overflow check): int arithmetic is done exactly in 64 bits; long
+   * addition and subtraction use the sign rule, multiplication a division check off the
+   * fast path where both operands fit in 32 bits. */
+  private checkedArith(
+    op: "+" | "-" | "*",
+    v: "i32" | "i64",
+    at: Node,
+    trapOp = op as string,
+  ): void {
+    const fb = this.fb;
+    const code = overflowTrap(trapOp as (typeof OVERFLOW_OPS)[number], v === "i64");
+    if (v === "i32") {
+      const b = this.scratchLocal("i32b", "i32");
+      const r = this.scratchLocal("i64r", "i64");
+      fb.localSet(b).op(Op.i64_extend_i32_s).localGet(b).op(Op.i64_extend_i32_s);
+      fb.op(op === "+" ? Op.i64_add : op === "-" ? Op.i64_sub : Op.i64_mul).localTee(r);
+      fb.localGet(r).op(Op.i32_wrap_i64).op(Op.i64_extend_i32_s).op(Op.i64_ne).blockOp(Op.if);
+      fb.at(at).trapHere(code);
+      fb.op(Op.end).localGet(r).op(Op.i32_wrap_i64);
+      return;
+    }
+    const a = this.scratchLocal("i64a", "i64");
+    const b = this.scratchLocal("i64b", "i64");
+    const r = this.scratchLocal("i64r", "i64");
+    fb.localSet(b).localTee(a).localGet(b);
+    if (op === "*") {
+      fb.op(Op.i64_mul).localSet(r);
+      const wide = (x: number): void => {
+        fb.localGet(x).localGet(x).op(Op.i32_wrap_i64).op(Op.i64_extend_i32_s).op(Op.i64_ne);
+      };
+      wide(a);
+      wide(b);
+      fb.op(Op.i32_or).blockOp(Op.if);
+      fb.localGet(a).i64(-1n).op(Op.i64_eq).blockOp(Op.if);
+      fb.localGet(b)
+        .i64(-(1n << 63n))
+        .op(Op.i64_eq)
+        .blockOp(Op.if);
+      fb.at(at).trapHere(code);
+      fb.op(Op.end).op(Op.else);
+      fb.localGet(a).op(Op.i64_eqz).op(Op.i32_eqz).blockOp(Op.if);
+      fb.localGet(r).localGet(a).op(Op.i64_div_s).localGet(b).op(Op.i64_ne).blockOp(Op.if);
+      fb.at(at).trapHere(code);
+      fb.op(Op.end).op(Op.end).op(Op.end).op(Op.end);
+      fb.localGet(r);
+      return;
+    }
+    fb.op(op === "+" ? Op.i64_add : Op.i64_sub).localTee(r);
+    // add: a and b agree in sign and r does not; sub: a and b differ and r differs from a.
+    if (op === "+") fb.localGet(a).op(Op.i64_xor).localGet(b).localGet(r).op(Op.i64_xor);
+    else fb.localGet(a).op(Op.i64_xor).localGet(a).localGet(b).op(Op.i64_xor);
+    fb.op(Op.i64_and).i64(0n).op(Op.i64_lt_s).blockOp(Op.if);
+    fb.at(at).trapHere(code);
+    fb.op(Op.end).localGet(r);
+  }
+  /** Burns `w` units of fuel from the shared tank; when it runs dry the host refills it or
+   * stops the program. Used at the entry of functions that may recurse. */
+  private meter(w: number): void {
+    const fb = this.fb;
+    fb.globalGet(GLOBAL_FUEL).i32(w).op(Op.i32_sub).globalSet(GLOBAL_FUEL);
+    fb.globalGet(GLOBAL_FUEL).i32(0).op(Op.i32_lt_s).blockOp(Op.if);
+    this.callHost("refuel");
+    fb.op(Op.end);
+  }
+  /** Loop back-edges count into a wasm local (a register) and settle with the shared tank only
+   * every LOCAL_FUEL_BATCH units and when the function returns, keeping hot loops tight. */
+  private meterLoop(w: number): void {
+    const fb = this.fb;
+    if (this.fuelLocal < 0) this.fuelLocal = fb.addLocal("i32");
+    const m = this.fuelLocal;
+    fb.localGet(m).i32(w).op(Op.i32_add).localTee(m).i32(LOCAL_FUEL_BATCH).op(Op.i32_gt_s);
+    fb.blockOp(Op.if);
+    this.settleFuel();
+    fb.globalGet(GLOBAL_FUEL).i32(0).op(Op.i32_lt_s).blockOp(Op.if);
+    this.callHost("refuel");
+    fb.op(Op.end);
+    fb.op(Op.end);
+  }
+  /** Charges a counted loop's whole cost once, before it starts (see countedLoop). */
+  private chargeCountedLoop(c: CountedLoop, w: number): void {
+    const fb = this.fb;
+    const t = this.tmp("i64");
+    const toI64 = (ty: Type): void => {
+      if (valType(ty) === "i32") fb.op(ty.unsigned ? Op.i64_extend_i32_u : Op.i64_extend_i32_s);
+    };
+    this.expr(c.bound);
+    toI64(c.bound.ty);
+    fb.localGet(this.localOf.get(c.v.id)!);
+    toI64(c.v.ty);
+    fb.op(Op.i64_sub);
+    if (c.inclusive) fb.i64(1n).op(Op.i64_add);
+    if (c.step > 1)
+      fb.i64(BigInt(c.step - 1))
+        .op(Op.i64_add)
+        .i64(BigInt(c.step))
+        .op(Op.i64_div_s);
+    fb.localTee(t).i64(0n).op(Op.i64_lt_s).blockOp(Op.if).i64(0n).localSet(t).op(Op.end);
+    fb.localGet(t)
+      .i64(BigInt(w))
+      .op(Op.i64_mul)
+      .localTee(t)
+      .i64(1n << 30n)
+      .op(Op.i64_gt_s);
+    fb.blockOp(Op.if);
+    fb.localGet(t).op(Op.f64_convert_i64_s);
+    this.callHost("charge");
+    fb.op(Op.else);
+    if (this.fuelLocal < 0) this.fuelLocal = fb.addLocal("i32");
+    const m = this.fuelLocal;
+    fb.localGet(m).localGet(t).op(Op.i32_wrap_i64).op(Op.i32_add).localTee(m);
+    fb.i32(LOCAL_FUEL_BATCH).op(Op.i32_gt_s).blockOp(Op.if);
+    this.settleFuel();
+    fb.globalGet(GLOBAL_FUEL).i32(0).op(Op.i32_lt_s).blockOp(Op.if);
+    this.callHost("refuel");
+    fb.op(Op.end);
+    fb.op(Op.end);
+    fb.op(Op.end);
+  }
+
+  private settleFuel(): void {
+    const m = this.fuelLocal;
+    this.fb.globalGet(GLOBAL_FUEL).localGet(m).op(Op.i32_sub).globalSet(GLOBAL_FUEL);
+    this.fb.i32(0).localSet(m);
+  }
+  private depthOf(kind: Label): number {
+    for (let i = this.labels.length - 1; i >= 0; i--)
+      if (this.labels[i] === kind) return this.labels.length - 1 - i;
+    throw new Error(`no enclosing ${kind}`);
+  }
+
+  private load(t: Type, offset: number): void {
+    const fb = this.fb;
+    switch (t.kind) {
+      case "bool":
+        fb.mem(Op.i32_load8_u, 0, offset);
+        return;
+      case "char":
+        fb.mem(t.unsigned ? Op.i32_load8_u : Op.i32_load8_s, 0, offset);
+        return;
+      case "short":
+        fb.mem(t.unsigned ? Op.i32_load16_u : Op.i32_load16_s, 1, offset);
+        return;
+      case "int":
+      case "enum":
+      case "ptr":
+        fb.mem(Op.i32_load, 2, offset);
+        return;
+      case "long":
+        fb.mem(Op.i64_load, 3, offset);
+        return;
+      case "float":
+        fb.mem(Op.f32_load, 2, offset);
+        return;
+      case "double":
+        fb.mem(Op.f64_load, 3, offset);
+        return;
+      default:
+        // arrays, structs: the value is the address
+        if (offset) fb.i32(offset).op(Op.i32_add);
+    }
+  }
+  private store(t: Type, offset: number): void {
+    const fb = this.fb;
+    switch (t.kind) {
+      case "bool":
+      case "char":
+        fb.mem(Op.i32_store8, 0, offset);
+        return;
+      case "short":
+        fb.mem(Op.i32_store16, 1, offset);
+        return;
+      case "long":
+        fb.mem(Op.i64_store, 3, offset);
+        return;
+      case "float":
+        fb.mem(Op.f32_store, 2, offset);
+        return;
+      case "double":
+        fb.mem(Op.f64_store, 3, offset);
+        return;
+      case "ptr":
+        // The whole 8-byte slot, so the high half reads as zero to code that type-puns it.
+        fb.op(Op.i64_extend_i32_u).mem(Op.i64_store, 3, offset);
+        return;
+      default:
+        fb.mem(Op.i32_store, 2, offset);
+    }
+  }
+
+  /** With the address on the stack, loads a bit-field: its storage unit, then the field's bits
+   * (sign-extended when the field is signed). */
+  private loadBits(t: Type, offset: number): void {
+    const fb = this.fb;
+    const { offset: lo, width } = t.bitField!;
+    const w = t.size === 8 ? 64 : 32;
+    this.loadUnit(t, offset);
+    if (t.unsigned) {
+      if (lo) this.constOf(w, BigInt(lo)).op(w === 64 ? Op.i64_shr_u : Op.i32_shr_u);
+      if (width < w)
+        this.constOf(w, (1n << BigInt(width)) - 1n).op(w === 64 ? Op.i64_and : Op.i32_and);
+      return;
+    }
+    if (w - lo - width)
+      this.constOf(w, BigInt(w - lo - width)).op(w === 64 ? Op.i64_shl : Op.i32_shl);
+    if (w - width) this.constOf(w, BigInt(w - width)).op(w === 64 ? Op.i64_shr_s : Op.i32_shr_s);
+  }
+  /** With [address, value] on the stack, stores the value's low bits into a bit-field, keeping
+   * the other bits of its storage unit. */
+  private storeBits(t: Type, offset: number): void {
+    const fb = this.fb;
+    const { offset: lo, width } = t.bitField!;
+    const w = t.size === 8 ? 64 : 32;
+    const mask = (1n << BigInt(width)) - 1n;
+    const value = this.scratchLocal(w === 64 ? "bits64" : "bits32", w === 64 ? "i64" : "i32");
+    const addr = this.scratchLocal("bitsAddr", "i32");
+    fb.localSet(value).localTee(addr).localGet(addr);
+    this.loadUnit(t, offset);
+    this.constOf(w, ~(mask << BigInt(lo))).op(w === 64 ? Op.i64_and : Op.i32_and);
+    fb.localGet(value);
+    this.constOf(w, mask).op(w === 64 ? Op.i64_and : Op.i32_and);
+    if (lo) this.constOf(w, BigInt(lo)).op(w === 64 ? Op.i64_shl : Op.i32_shl);
+    fb.op(w === 64 ? Op.i64_or : Op.i32_or);
+    switch (t.size) {
+      case 1:
+        fb.mem(Op.i32_store8, 0, offset);
+        return;
+      case 2:
+        fb.mem(Op.i32_store16, 1, offset);
+        return;
+      case 4:
+        fb.mem(Op.i32_store, 2, offset);
+        return;
+      default:
+        fb.mem(Op.i64_store, 3, offset);
+    }
+  }
+  /** Cuts the value on the stack to what a bit-field of type `t` reads back after storing it
+   * (the value of an assignment to it). */
+  private truncateBits(t: Type): void {
+    const { width } = t.bitField!;
+    const w = t.size === 8 ? 64 : 32;
+    if (width === w) return;
+    if (t.unsigned) {
+      this.constOf(w, (1n << BigInt(width)) - 1n).op(w === 64 ? Op.i64_and : Op.i32_and);
+      return;
+    }
+    this.constOf(w, BigInt(w - width)).op(w === 64 ? Op.i64_shl : Op.i32_shl);
+    this.constOf(w, BigInt(w - width)).op(w === 64 ? Op.i64_shr_s : Op.i32_shr_s);
+  }
+  /** A bit-field's whole storage unit, zero-extended. */
+  private loadUnit(t: Type, offset: number): void {
+    const fb = this.fb;
+    switch (t.size) {
+      case 1:
+        fb.mem(Op.i32_load8_u, 0, offset);
+        return;
+      case 2:
+        fb.mem(Op.i32_load16_u, 1, offset);
+        return;
+      case 4:
+        fb.mem(Op.i32_load, 2, offset);
+        return;
+      default:
+        fb.mem(Op.i64_load, 3, offset);
+    }
+  }
+  /** Pushes an i32 or i64 constant (bits taken modulo the width). */
+  private constOf(bits: 32 | 64, v: bigint): FuncBuilder {
+    return bits === 64
+      ? this.fb.i64(BigInt.asIntN(64, v))
+      : this.fb.i32(Number(BigInt.asIntN(32, v)));
+  }
+
+  /** Pushes the base address of an lvalue and returns the constant offset to add to it.
+   * `access`: the address will be loaded from or stored to (so a null pointer must trap);
+   * false when only the address is wanted (`&p->x`, offsetof). */
+  private addrParts(n: Expr, access = true): number {
+    const fb = this.fb;
+    switch (n.kind) {
+      case "var": {
+        const v = n.v;
+        if (v.global) {
+          fb.i32(0);
+          return v.addr;
+        }
+        const heap = this.heapOf.get(v.id);
+        if (heap !== undefined) {
+          fb.localGet(heap);
+          return 0;
+        }
+        const off = this.frameOffset.get(v.id);
+        if (off === undefined) throw new Error(`variable '${v.name}' is not in memory`);
+        fb.localGet(this.fp);
+        return off;
+      }
+      case "deref": {
+        const p = n.lhs;
+        // Fold constant index: p[3] → load offset 12.
+        if (p.kind === "binary" && p.op === "+" && p.rhs.kind === "num" && p.ty.kind === "ptr") {
+          const c = Number(BigInt.asIntN(32, intValue(p.rhs)));
+          if (c >= 0 && c < 1 << 20) {
+            this.expr(p.lhs);
+            if (access) this.nullCheck(n);
+            return c;
+          }
+        }
+        this.expr(p);
+        if (access) this.nullCheck(n);
+        return 0;
+      }
+      case "member":
+        return this.addrParts(n.lhs, access) + n.member.offset;
+      case "str":
+        fb.i32(n.addr);
+        return 0;
+      case "cond":
+      case "call":
+      case "assign":
+      case "comma":
+      case "stmtexpr":
+        // struct-valued rvalues are addresses already
+        this.expr(n);
+        return 0;
+      default:
+        throw typeError("expression is not an lvalue", n);
+    }
+  }
+  /** With an address on the stack, traps if it points into the null guard (NULL, or a small
+   * offset from it: `p->next` of a NULL p). The C library's code is exempt (see Func.library). */
+  private nullCheck(at: Pos): void {
+    const guard = this.ctx.opts.nullGuard ?? 0;
+    if (guard === 0 || this.f.library) return;
+    const fb = this.fb;
+    const p = this.scratchLocal("nullp", "i32");
+    fb.localTee(p).i32(guard).op(Op.i32_lt_u).blockOp(Op.if);
+    fb.at(at).trapHere(TrapCode.nullPointer);
+    fb.op(Op.end).localGet(p);
+  }
+  private addr(n: Expr, access = false): void {
+    const off = this.addrParts(n, access);
+    if (off) this.fb.i32(off).op(Op.i32_add);
+  }
+  private isRegister(n: Expr): boolean {
+    return n.kind === "var" && !n.v.global && !n.v.inMemory;
+  }
+
+  // ---- conversions ----
+  private convert(from: Type, to: Type): void {
+    const fb = this.fb;
+    if (to.kind === "void") {
+      if (from.kind !== "void") fb.op(Op.drop);
+      return;
+    }
+    const fv = valType(from);
+    const tv = valType(to);
+    if (to.kind === "bool") {
+      this.truthy(from);
+      fb.i32(0).op(Op.i32_ne);
+      return;
+    }
+    if (fv !== tv) {
+      const fu = !!from.unsigned;
+      switch (`${fv}>${tv}`) {
+        case "i32>i64":
+          fb.op(fu ? Op.i64_extend_i32_u : Op.i64_extend_i32_s);
+          break;
+        case "i64>i32":
+          fb.op(Op.i32_wrap_i64);
+          break;
+        case "i32>f32":
+          fb.op(fu ? Op.f32_convert_i32_u : Op.f32_convert_i32_s);
+          break;
+        case "i32>f64":
+          fb.op(fu ? Op.f64_convert_i32_u : Op.f64_convert_i32_s);
+          break;
+        case "i64>f32":
+          fb.op(fu ? Op.f32_convert_i64_u : Op.f32_convert_i64_s);
+          break;
+        case "i64>f64":
+          fb.op(fu ? Op.f64_convert_i64_u : Op.f64_convert_i64_s);
+          break;
+        case "f32>f64":
+          fb.op(Op.f64_promote_f32);
+          break;
+        case "f64>f32":
+          fb.op(Op.f32_demote_f64);
+          break;
+        case "f32>i32":
+          fb.prefix(to.unsigned ? PrefixOp.i32_trunc_sat_f32_u : PrefixOp.i32_trunc_sat_f32_s);
+          break;
+        case "f64>i32":
+          fb.prefix(to.unsigned ? PrefixOp.i32_trunc_sat_f64_u : PrefixOp.i32_trunc_sat_f64_s);
+          break;
+        case "f32>i64":
+          fb.prefix(to.unsigned ? PrefixOp.i64_trunc_sat_f32_u : PrefixOp.i64_trunc_sat_f32_s);
+          break;
+        case "f64>i64":
+          fb.prefix(to.unsigned ? PrefixOp.i64_trunc_sat_f64_u : PrefixOp.i64_trunc_sat_f64_s);
+          break;
+      }
+    }
+    this.narrow(to, from);
+  }
+  /** Keeps char/short values in range after arithmetic or conversion. */
+  private narrow(to: Type, from?: Type): void {
+    const fb = this.fb;
+    if (to.kind !== "char" && to.kind !== "short") return;
+    if (from) {
+      if (from.kind === to.kind && !!from.unsigned === !!to.unsigned) return;
+      if (from.kind === "bool") return;
+      // Every char value fits in a short (and an unsigned char in an unsigned short).
+      if (from.kind === "char" && to.kind === "short" && (from.unsigned || !to.unsigned)) return;
+    }
+    if (to.kind === "char") {
+      if (to.unsigned) fb.i32(0xff).op(Op.i32_and);
+      else fb.op(Op.i32_extend8_s);
+    } else if (to.unsigned) fb.i32(0xffff).op(Op.i32_and);
+    else fb.op(Op.i32_extend16_s);
+  }
+  /** Pushes an i32 that is nonzero exactly when the value of type `t` on the stack is. */
+  private truthy(t: Type): void {
+    const fb = this.fb;
+    switch (valType(t)) {
+      case "i64":
+        fb.i64(0n).op(Op.i64_ne);
+        break;
+      case "f32":
+        fb.f32(0).op(Op.f32_ne);
+        break;
+      case "f64":
+        fb.f64(0).op(Op.f64_ne);
+        break;
+      default:
+        break;
+    }
+  }
+  private cond(n: Expr): void {
+    this.expr(n);
+    this.truthy(n.ty);
+  }
+
+  // ---- statements ----
+  private stmt(n: Stmt): void {
+    const fb = this.fb;
+    switch (n.kind) {
+      case "block":
+        this.blockWithLabels(n, n.body);
+        return;
+      case "label":
+        // Arrived: a goto's journey down the statements on its label's path ends here.
+        fb.i32(0).localSet(this.gotoTarget);
+        this.stmt(n.then);
+        return;
+      case "goto": {
+        const label = this.labelNumber.get(n.label)!;
+        const d = this.dispatches.findLast((x) => x.labels.has(label));
+        if (!d)
+          throw new CompileError(
+            "syntax",
+            `goto '${n.label}' cannot reach its label from here (a label inside a switch or expression)`,
+            n.line,
+            n.col,
+          );
+        // A goto may go backward and form a loop, so it is metered like a loop's back edge.
+        fb.at(n);
+        this.meterLoop(1);
+        fb.i32(label).localSet(this.gotoTarget);
+        fb.br(this.depthOf(`dispatch:${d.id}`));
+        return;
+      }
+      case "null":
+        return;
+      case "exprstmt":
+        this.discard(n.lhs);
+        return;
+      case "decl":
+        this.decl(n);
+        return;
+      case "return": {
+        if (n.lhs) {
+          if (this.paramBase === 1) {
+            fb.localGet(0);
+            this.expr(n.lhs);
+            fb.i32(this.f.ty.ret!.size).prefix(PrefixOp.memory_copy).u32(0).u32(0);
+            fb.localGet(0).localSet(this.ret);
+          } else if (this.ret >= 0) {
+            this.expr(n.lhs);
+            fb.localSet(this.ret);
+          } else this.discard(n.lhs);
+        }
+        fb.br(this.labels.length - 1);
+        return;
+      }
+      case "if": {
+        const inside = this.labelsIn.get(n);
+        if (inside) {
+          // On a goto's path, the branch holding the label is taken without the condition.
+          const thenLabels = this.labelsIn.get(n.then);
+          fb.localGet(this.gotoTarget).op(Op.i32_eqz).blockOp(Op.if, "i32");
+          this.bool(n.cond);
+          fb.op(Op.else);
+          this.isOneOf(thenLabels);
+          fb.op(Op.end);
+        } else this.cond(n.cond);
+        fb.blockOp(Op.if);
+        this.labels.push("other");
+        this.stmt(n.then);
+        if (n.els) {
+          fb.op(Op.else);
+          this.stmt(n.els);
+        }
+        this.labels.pop();
+        fb.op(Op.end);
+        return;
+      }
+      case "for": {
+        const entered = this.labelsIn.has(n);
+        if (n.init && entered) {
+          // A goto into the body skips the initialization and the first test.
+          fb.localGet(this.gotoTarget).op(Op.i32_eqz).blockOp(Op.if);
+          this.labels.push("other");
+          this.stmt(n.init);
+          this.labels.pop();
+          fb.op(Op.end);
+        } else if (n.init) this.stmt(n.init);
+        const w = weight(n.then) + weight(n.cond) + weight(n.inc);
+        const counted = entered ? null : countedLoop(n);
+        this.fb.at(n);
+        if (counted) this.chargeCountedLoop(counted, w);
+        fb.blockOp(Op.block);
+        this.labels.push("break");
+        fb.blockOp(Op.loop);
+        this.labels.push("other");
+        if (n.cond && entered) {
+          fb.localGet(this.gotoTarget).blockOp(Op.if, "i32").i32(1).op(Op.else);
+          this.bool(n.cond);
+          fb.op(Op.end).op(Op.i32_eqz).brIf(1);
+        } else if (n.cond) {
+          this.cond(n.cond);
+          fb.op(Op.i32_eqz).brIf(1);
+        }
+        fb.blockOp(Op.block);
+        this.labels.push("continue");
+        this.stmt(n.then);
+        fb.op(Op.end);
+        this.labels.pop();
+        if (n.inc) this.discard(n.inc);
+        if (!counted) this.fb.at(n);
+        if (!counted) this.meterLoop(w);
+        fb.br(0);
+        fb.op(Op.end);
+        this.labels.pop();
+        fb.op(Op.end);
+        this.labels.pop();
+        return;
+      }
+      case "do": {
+        fb.blockOp(Op.block);
+        this.labels.push("break");
+        fb.blockOp(Op.loop);
+        this.labels.push("other");
+        fb.blockOp(Op.block);
+        this.labels.push("continue");
+        this.stmt(n.then);
+        fb.op(Op.end);
+        this.labels.pop();
+        this.fb.at(n);
+        this.meterLoop(weight(n.then) + weight(n.cond));
+        this.cond(n.cond);
+        fb.brIf(0);
+        fb.op(Op.end);
+        this.labels.pop();
+        fb.op(Op.end);
+        this.labels.pop();
+        return;
+      }
+      case "switch":
+        this.switchStmt(n);
+        return;
+      case "case":
+        // Only in a switch whose cases sit in nested statements (see generalSwitch).
+        fb.i32(0).localSet(this.gotoTarget);
+        this.stmt(n.then);
+        return;
+      case "break":
+        fb.br(this.depthOf("break"));
+        return;
+      case "continue":
+        fb.br(this.depthOf("continue"));
+        return;
+      default: {
+        const never: never = n;
+        throw new Error(`unexpected statement ${(never as Stmt).kind}`);
+      }
+    }
+  }
+
+  /** Pushes 1 when the goto target is one of `labels` (none: 0). */
+  private isOneOf(labels: Set<number> | undefined): void {
+    const fb = this.fb;
+    const list = [...(labels ?? [])];
+    if (list.length === 0) {
+      fb.i32(0);
+      return;
+    }
+    list.forEach((l, i) => {
+      fb.localGet(this.gotoTarget).i32(l).op(Op.i32_eq);
+      if (i > 0) fb.op(Op.i32_or);
+    });
+  }
+
+  /** A block holding labels (at any depth) becomes a dispatch loop. Its statements are cut
+   * into segments, each starting at a statement that holds a label; a goto sets the label's
+   * number and branches to the loop's top, where a br_table enters the segment on the
+   * label's path (statements on the way, if/for/blocks, follow the same number):
+   *   loop $d (block (block … (br_table … (local.get target)) seg0 …) segK) end */
+  private blockWithLabels(block: Node, stmts: Stmt[]): void {
+    const fb = this.fb;
+    const inside = this.labelsIn.get(block);
+    const entries: number[] = [];
+    stmts.forEach((s, i) => {
+      if (this.labelsIn.has(s)) entries.push(i);
+    });
+    if (!inside || entries.length === 0) {
+      for (const s of stmts) this.stmt(s);
+      return;
+    }
+    const d: Dispatch = { id: this.dispatchCount++, labels: inside };
+    const k = entries.length;
+    const segmentOf = new Array<number>(this.labelNumber.size + this.caseNumber.size + 1).fill(0);
+    entries.forEach((i, seg) => {
+      for (const l of this.labelsIn.get(stmts[i]!)!) segmentOf[l] = seg + 1;
+    });
+    fb.blockOp(Op.loop);
+    this.labels.push(`dispatch:${d.id}`);
+    this.dispatches.push(d);
+    for (let i = 0; i <= k; i++) {
+      fb.blockOp(Op.block);
+      this.labels.push("other");
+    }
+    fb.localGet(this.gotoTarget);
+    fb.op(Op.br_table).u32(segmentOf.length);
+    for (const seg of segmentOf) fb.u32(seg);
+    fb.u32(0);
+    let i = 0;
+    for (let seg = 0; seg <= k; seg++) {
+      fb.op(Op.end);
+      this.labels.pop();
+      const end = seg < k ? entries[seg]! : stmts.length;
+      for (; i < end; i++) this.stmt(stmts[i]!);
+    }
+    this.dispatches.pop();
+    fb.op(Op.end);
+    this.labels.pop();
+  }
+
+  /** The cases of a switch that are not at the top of its body (Duff's device, a case inside
+   * an if): each becomes a numbered label that the dispatch of the blocks on its path enters. */
+  private static nestedCases(n: SwitchNode): CaseNode[] {
+    const items = n.then.kind === "block" ? n.then.body : [n.then];
+    const top = new Set<Node>();
+    for (let s of items) while (s.kind === "case") (top.add(s), (s = s.then));
+    return n.cases.map((c) => c.node).filter((c) => !top.has(c));
+  }
+
+  /** A switch with nested cases: pick the case's label number, then run the body, whose
+   * dispatch loops enter the statements on that case's path. */
+  private generalSwitch(n: SwitchNode, sel: number): void {
+    const fb = this.fb;
+    const is64 = valType(n.cond.ty) === "i64";
+    fb.blockOp(Op.block);
+    this.labels.push("break");
+    fb.blockOp(Op.block);
+    this.labels.push("other");
+    let fallback = -1;
+    for (const c of n.cases) {
+      const num = this.caseNumber.get(c.node)!;
+      if (c.value === null) {
+        fallback = num;
+        continue;
+      }
+      fb.localGet(sel);
+      if (is64) fb.i64(c.value).op(Op.i64_eq);
+      else fb.i32(Number(BigInt.asIntN(32, c.value))).op(Op.i32_eq);
+      fb.blockOp(Op.if).i32(num).localSet(this.gotoTarget).br(1).op(Op.end);
+    }
+    if (fallback >= 0) fb.i32(fallback).localSet(this.gotoTarget);
+    else fb.br(1);
+    fb.op(Op.end);
+    this.labels.pop();
+    this.stmt(n.then);
+    fb.op(Op.end);
+    this.labels.pop();
+  }
+
+  private switchStmt(n: SwitchNode): void {
+    const fb = this.fb;
+    const sel = this.tmp(valType(n.cond.ty));
+    this.expr(n.cond);
+    fb.localSet(sel);
+    const first = n.cases[0];
+    if (first && this.caseNumber.has(first.node)) {
+      this.generalSwitch(n, sel);
+      return;
+    }
+    // Split the body into segments, each starting at a run of case labels.
+    const items = n.then.kind === "block" ? n.then.body : [n.then];
+    const segments: { values: (bigint | null)[]; stmts: Stmt[] }[] = [];
+    for (const item of items) {
+      let s: Stmt = item;
+      if (s.kind === "case") {
+        const values: (bigint | null)[] = [];
+        while (s.kind === "case") {
+          values.push(s.caseValue);
+          s = s.then;
+        }
+        segments.push({ values, stmts: [s] });
+      } else if (segments.length > 0) segments[segments.length - 1]!.stmts.push(s);
+      // statements before the first label can never run
+    }
+    const k = segments.length;
+    const is64 = valType(n.cond.ty) === "i64";
+    fb.blockOp(Op.block);
+    this.labels.push("break");
+    for (let i = 0; i < k; i++) {
+      fb.blockOp(Op.block);
+      this.labels.push("other");
+    }
+    let defaultSeg = -1;
+    segments.forEach((seg, i) => {
+      for (const v of seg.values) {
+        if (v === null) {
+          defaultSeg = i;
+          continue;
+        }
+        fb.localGet(sel);
+        if (is64) fb.i64(v).op(Op.i64_eq);
+        else fb.i32(Number(BigInt.asIntN(32, v))).op(Op.i32_eq);
+        fb.brIf(i);
+      }
+    });
+    fb.br(defaultSeg >= 0 ? defaultSeg : k);
+    for (let i = 0; i < k; i++) {
+      fb.op(Op.end);
+      this.labels.pop();
+      for (const s of segments[i]!.stmts) this.stmt(s);
+    }
+    fb.op(Op.end);
+    this.labels.pop();
+  }
+
+  private decl(n: DeclNode): void {
+    const v = n.v;
+    const init = n.initializer;
+    const fb = this.fb;
+    if (v.ty.vlaCount && n.rhs) {
+      // Carve the array out of the shadow stack; the function restores sp when it returns.
+      const count = this.localOf.get(v.ty.vlaCount.id)!;
+      const addr = this.heapOf.get(v.id)!;
+      this.expr(n.rhs);
+      fb.localTee(count).i32(0).op(Op.i32_lt_s);
+      fb.localGet(count)
+        .i32(Math.floor(0x7fffffff / Math.max(v.ty.base!.size, 1)))
+        .op(Op.i32_gt_s);
+      fb.op(Op.i32_or).blockOp(Op.if);
+      this.trap(TrapCode.stackOverflow, n);
+      fb.op(Op.end);
+      fb.globalGet(GLOBAL_SP).localGet(count).i32(v.ty.base!.size).op(Op.i32_mul).op(Op.i32_sub);
+      fb.i32(-16).op(Op.i32_and).localTee(addr).globalSet(GLOBAL_SP);
+      fb.localGet(addr).i32(this.ctx.opts.stackLow).op(Op.i32_lt_s).blockOp(Op.if);
+      this.trap(TrapCode.stackOverflow, n);
+      fb.op(Op.end);
+      return;
+    }
+    if (!v.inMemory && !v.global) {
+      // A register local is a scalar: its initializer is an expression.
+      if (init?.expr) {
+        this.expr(init.expr);
+        fb.localSet(this.localOf.get(v.id)!);
+      }
+      return;
+    }
+    if (!init) return;
+    if (isAggregate(v.ty) || v.ty.kind === "array") {
+      if (init.expr) {
+        // struct copy: s = other
+        this.addr(n.lhs);
+        this.expr(init.expr);
+        fb.i32(v.ty.size).prefix(PrefixOp.memory_copy).u32(0).u32(0);
+        return;
+      }
+      this.addr(n.lhs);
+      fb.i32(0).i32(v.ty.size).prefix(PrefixOp.memory_fill).u32(0);
+    }
+    this.initStore(n.lhs, init, 0);
+  }
+
+  private initStore(target: Expr, init: Initializer, offset: number): void {
+    const fb = this.fb;
+    if (init.bytes) {
+      // Store the literal's bytes four at a time where possible.
+      const b = init.bytes;
+      for (let i = 0; i < b.length;) {
+        if (i + 4 <= b.length) {
+          const w = b[i]! | (b[i + 1]! << 8) | (b[i + 2]! << 16) | (b[i + 3]! << 24);
+          if (w !== 0) {
+            const base = this.addrParts(target);
+            fb.i32(w);
+            fb.mem(Op.i32_store, 0, base + offset + i);
+          }
+          i += 4;
+        } else {
+          if (b[i] !== 0) {
+            const base = this.addrParts(target);
+            fb.i32(b[i]!);
+            fb.mem(Op.i32_store8, 0, base + offset + i);
+          }
+          i++;
+        }
+      }
+      return;
+    }
+    if (init.items) {
+      for (const it of init.items) this.initStore(target, it.init, offset + it.offset);
+      return;
+    }
+    if (isAggregate(init.ty)) {
+      this.addr(target);
+      if (offset) fb.i32(offset).op(Op.i32_add);
+      this.expr(init.expr);
+      fb.i32(init.ty.size).prefix(PrefixOp.memory_copy).u32(0).u32(0);
+      return;
+    }
+    const base = this.addrParts(target);
+    this.expr(init.expr);
+    this.storeLvalue(init.ty, base + offset);
+  }
+
+  // ---- expressions ----
+  /** Evaluates for side effects only. */
+  private discard(n: Expr): void {
+    if (n.line > 0) this.fb.at(n);
+    switch (n.kind) {
+      case "assign":
+        this.assign(n, true);
+        return;
+      case "opassign":
+        this.opAssign(n, true);
+        return;
+      case "incdec":
+        this.incdec(n, true);
+        return;
+      case "comma":
+        this.discard(n.lhs);
+        this.discard(n.rhs);
+        return;
+      case "cast":
+        if (n.ty.kind === "void") {
+          this.discard(n.lhs);
+          return;
+        }
+        break;
+    }
+    this.expr(n);
+    if (n.ty.kind !== "void") this.fb.op(Op.drop);
+  }
+
+  private expr(n: Expr): void {
+    const fb = this.fb;
+    if (n.line > 0) fb.at(n);
+    switch (n.kind) {
+      case "num": {
+        const t = n.ty;
+        switch (valType(t)) {
+          case "i32":
+            fb.i32(Number(BigInt.asIntN(32, intValue(n))));
+            break;
+          case "i64":
+            fb.i64(intValue(n));
+            break;
+          case "f32":
+            fb.f32(floatValue(n));
+            break;
+          case "f64":
+            fb.f64(floatValue(n));
+            break;
+        }
+        return;
+      }
+      case "str":
+        fb.i32(n.addr);
+        return;
+      case "var": {
+        if (this.isRegister(n)) {
+          fb.localGet(this.localOf.get(n.v.id)!);
+          return;
+        }
+        const off = this.addrParts(n);
+        this.load(n.ty, off);
+        return;
+      }
+      case "funcref": {
+        const name = n.callee;
+        if (!this.ctx.opts.funcs.get(name)?.body && !this.ctx.funcIndex.has(name))
+          throw typeError(`cannot take the address of library function '${name}'`, n);
+        fb.i32(this.ctx.opts.slotOf(name));
+        return;
+      }
+      case "deref":
+      case "member": {
+        const off = this.addrParts(n);
+        fb.at(n);
+        this.loadLvalue(n.ty, off);
+        return;
+      }
+      case "addr":
+        this.addr(n.lhs);
+        return;
+      case "assign":
+        this.assign(n, false);
+        return;
+      case "opassign":
+        this.opAssign(n, false);
+        return;
+      case "incdec":
+        this.incdec(n, false);
+        return;
+      case "comma":
+        this.discard(n.lhs);
+        this.expr(n.rhs);
+        return;
+      case "cast":
+        if (n.ty.kind === "void") {
+          this.discard(n.lhs);
+          return;
+        }
+        this.expr(n.lhs);
+        this.convert(
+          n.lhs.ty.kind === "array" || n.lhs.ty.kind === "func" ? T.uint : n.lhs.ty,
+          n.ty,
+        );
+        return;
+      case "neg": {
+        const t = n.ty;
+        const v = valType(t);
+        if (v === "i32") {
+          fb.i32(0);
+          this.expr(n.lhs);
+          if (this.checks(n)) this.checkedArith("-", v, n, "unary -");
+          else fb.op(Op.i32_sub);
+        } else if (v === "i64") {
+          fb.i64(0n);
+          this.expr(n.lhs);
+          if (this.checks(n)) this.checkedArith("-", v, n, "unary -");
+          else fb.op(Op.i64_sub);
+        } else {
+          this.expr(n.lhs);
+          fb.op(v === "f32" ? Op.f32_neg : Op.f64_neg);
+        }
+        return;
+      }
+      case "bitnot": {
+        this.expr(n.lhs);
+        if (valType(n.ty) === "i64") fb.i64(-1n).op(Op.i64_xor);
+        else fb.i32(-1).op(Op.i32_xor);
+        return;
+      }
+      case "not": {
+        const t = n.lhs.ty;
+        this.expr(n.lhs);
+        switch (valType(t)) {
+          case "i64":
+            fb.op(Op.i64_eqz);
+            break;
+          case "f32":
+            fb.f32(0).op(Op.f32_eq);
+            break;
+          case "f64":
+            fb.f64(0).op(Op.f64_eq);
+            break;
+          default:
+            fb.op(Op.i32_eqz);
+        }
+        return;
+      }
+      case "logand":
+      case "logor": {
+        this.cond(n.lhs);
+        if (n.kind === "logand") {
+          fb.blockOp(Op.if, "i32");
+          this.labels.push("other");
+          this.bool(n.rhs);
+          fb.op(Op.else).i32(0).op(Op.end);
+        } else {
+          fb.blockOp(Op.if, "i32");
+          this.labels.push("other");
+          fb.i32(1).op(Op.else);
+          this.bool(n.rhs);
+          fb.op(Op.end);
+        }
+        this.labels.pop();
+        return;
+      }
+      case "cond": {
+        this.cond(n.cond);
+        const t = n.ty;
+        if (t.kind === "void") fb.blockOp(Op.if);
+        else fb.blockOp(Op.if, valType(t));
+        this.labels.push("other");
+        if (t.kind === "void") this.discard(n.then);
+        else this.expr(n.then);
+        fb.op(Op.else);
+        if (t.kind === "void") this.discard(n.els);
+        else this.expr(n.els);
+        fb.op(Op.end);
+        this.labels.pop();
+        return;
+      }
+      case "binary":
+        this.binary(n);
+        return;
+      case "call":
+        this.call(n);
+        return;
+      case "stmtexpr": {
+        const body = n.body;
+        const last = body[body.length - 1];
+        const valued = n.ty.kind !== "void" && last?.kind === "exprstmt";
+        this.blockWithLabels(n, valued ? body.slice(0, -1) : body);
+        if (valued) this.expr(last.lhs);
+        return;
+      }
+      case "unresolved":
+        // The parser turns every call of an undeclared name into a call or an error.
+        throw typeError(`'${n.callee}' is not declared`, n);
+      default: {
+        const never: never = n;
+        throw new Error(`unexpected expression ${(never as Expr).kind}`);
+      }
+    }
+  }
+
+  /** Pushes exactly 0 or 1. */
+  private bool(n: Expr): void {
+    const k = n.kind;
+    if (k === "not" || k === "logand" || k === "logor") {
+      this.expr(n);
+      return;
+    }
+    if (k === "binary" && ["==", "!=", "<", "<=", ">", ">="].includes(n.op)) {
+      this.expr(n);
+      return;
+    }
+    this.cond(n);
+    this.fb.i32(0).op(Op.i32_ne);
+  }
+
+  /** `lhsPushed`: the left operand is already on the stack (compound assignment). */
+  private binary(n: BinaryNode, lhsPushed = false): void {
+    const fb = this.fb;
+    const op = n.op;
+    const t = n.opTy ?? n.ty;
+    const v = valType(t);
+    const unsigned = !!t.unsigned || t.kind === "ptr";
+    if (!lhsPushed) this.expr(n.lhs);
+    if ((op === "/" || op === "%") && (v === "i32" || v === "i64")) {
+      // An explicit check, so the error carries the operator's position.
+      const d = this.tmp(v);
+      this.expr(n.rhs);
+      fb.localTee(d);
+      fb.op(v === "i32" ? Op.i32_eqz : Op.i64_eqz).blockOp(Op.if);
+      this.trap(TrapCode.divisionByZero, n);
+      fb.op(Op.end).localGet(d);
+    } else this.expr(n.rhs);
+    const I32: Record<string, number> = {
+      "+": Op.i32_add,
+      "-": Op.i32_sub,
+      "*": Op.i32_mul,
+      "/": unsigned ? Op.i32_div_u : Op.i32_div_s,
+      "%": unsigned ? Op.i32_rem_u : Op.i32_rem_s,
+      "<<": Op.i32_shl,
+      ">>": unsigned ? Op.i32_shr_u : Op.i32_shr_s,
+      "&": Op.i32_and,
+      "|": Op.i32_or,
+      "^": Op.i32_xor,
+      "==": Op.i32_eq,
+      "!=": Op.i32_ne,
+      "<": unsigned ? Op.i32_lt_u : Op.i32_lt_s,
+      "<=": unsigned ? Op.i32_le_u : Op.i32_le_s,
+      ">": unsigned ? Op.i32_gt_u : Op.i32_gt_s,
+      ">=": unsigned ? Op.i32_ge_u : Op.i32_ge_s,
+    };
+    const I64: Record<string, number> = {
+      "+": Op.i64_add,
+      "-": Op.i64_sub,
+      "*": Op.i64_mul,
+      "/": unsigned ? Op.i64_div_u : Op.i64_div_s,
+      "%": unsigned ? Op.i64_rem_u : Op.i64_rem_s,
+      "<<": Op.i64_shl,
+      ">>": unsigned ? Op.i64_shr_u : Op.i64_shr_s,
+      "&": Op.i64_and,
+      "|": Op.i64_or,
+      "^": Op.i64_xor,
+      "==": Op.i64_eq,
+      "!=": Op.i64_ne,
+      "<": unsigned ? Op.i64_lt_u : Op.i64_lt_s,
+      "<=": unsigned ? Op.i64_le_u : Op.i64_le_s,
+      ">": unsigned ? Op.i64_gt_u : Op.i64_gt_s,
+      ">=": unsigned ? Op.i64_ge_u : Op.i64_ge_s,
+    };
+    const F32: Record<string, number> = {
+      "+": Op.f32_add,
+      "-": Op.f32_sub,
+      "*": Op.f32_mul,
+      "/": Op.f32_div,
+      "==": Op.f32_eq,
+      "!=": Op.f32_ne,
+      "<": Op.f32_lt,
+      "<=": Op.f32_le,
+      ">": Op.f32_gt,
+      ">=": Op.f32_ge,
+    };
+    const F64: Record<string, number> = {
+      "+": Op.f64_add,
+      "-": Op.f64_sub,
+      "*": Op.f64_mul,
+      "/": Op.f64_div,
+      "==": Op.f64_eq,
+      "!=": Op.f64_ne,
+      "<": Op.f64_lt,
+      "<=": Op.f64_le,
+      ">": Op.f64_gt,
+      ">=": Op.f64_ge,
+    };
+    const table = v === "i32" ? I32 : v === "i64" ? I64 : v === "f32" ? F32 : F64;
+    const code = table[op];
+    if (code === undefined)
+      throw typeError(`operator '${op}' cannot be applied to '${typeName(t)}'`, n);
+    if (op === "/" || op === "%") fb.at(n).trapPoint();
+    if ((op === "+" || op === "-" || op === "*") && (v === "i32" || v === "i64") && this.checks(n))
+      this.checkedArith(op, v, n);
+    else fb.op(code);
+  }
+
+  private assign(n: AssignNode, discard: boolean): void {
+    const fb = this.fb;
+    const l = n.lhs;
+    const t = n.ty;
+    if (l.kind === "var" && this.isRegister(l)) {
+      this.expr(n.rhs);
+      const idx = this.localOf.get(l.v.id)!;
+      if (discard) fb.localSet(idx);
+      else fb.localTee(idx);
+      return;
+    }
+    if (isAggregate(t)) {
+      const dst = this.tmp("i32");
+      this.addr(l, true);
+      fb.localTee(dst);
+      this.expr(n.rhs);
+      fb.i32(t.size).prefix(PrefixOp.memory_copy).u32(0).u32(0);
+      if (!discard) fb.localGet(dst);
+      return;
+    }
+    const off = this.addrParts(l);
+    this.expr(n.rhs);
+    let val = -1;
+    if (!discard) {
+      if (t.bitField) this.truncateBits(t);
+      val = this.tmp(valType(t));
+      fb.localTee(val);
+    }
+    fb.at(n);
+    this.storeLvalue(t, off);
+    if (!discard) fb.localGet(val);
+  }
+
+  /** Stores [address, value] into an lvalue of type `t`, a bit-field or a whole object. */
+  private storeLvalue(t: Type, offset: number): void {
+    if (t.bitField) this.storeBits(t, offset);
+    else this.store(t, offset);
+  }
+  /** Loads an lvalue of type `t` from the address on the stack. */
+  private loadLvalue(t: Type, offset: number): void {
+    if (t.bitField) this.loadBits(t, offset);
+    else this.load(t, offset);
+  }
+
+  /** Applies `lhs op= rhs` with the loaded value on the stack. */
+  private applyOp(n: OpAssignNode): void {
+    const t = n.ty;
+    const opTy = n.opTy;
+    const ptrStep = t.kind === "ptr";
+    if (!ptrStep) this.convert(t, opTy);
+    this.binary({ ...n, kind: "binary", ty: opTy }, true);
+    if (!ptrStep) this.convert(opTy, t);
+  }
+
+  private opAssign(n: OpAssignNode, discard: boolean): void {
+    const fb = this.fb;
+    const l = n.lhs;
+    const t = n.ty;
+    if (l.kind === "var" && this.isRegister(l)) {
+      const idx = this.localOf.get(l.v.id)!;
+      fb.localGet(idx);
+      this.applyOp(n);
+      if (discard) fb.localSet(idx);
+      else fb.localTee(idx);
+      return;
+    }
+    const base = this.tmp("i32");
+    const off = this.addrParts(l);
+    fb.at(n);
+    fb.localTee(base).localGet(base);
+    this.loadLvalue(t, off);
+    this.applyOp(n);
+    let val = -1;
+    if (!discard) {
+      if (t.bitField) this.truncateBits(t);
+      val = this.tmp(valType(t));
+      fb.localTee(val);
+    }
+    fb.at(n);
+    this.storeLvalue(t, off);
+    if (!discard) fb.localGet(val);
+  }
+
+  private addDelta(t: Type, delta: number, n: IncDecNode): void {
+    const fb = this.fb;
+    const checked = this.checks(n);
+    switch (valType(t)) {
+      case "i32":
+        fb.i32(delta);
+        if (checked) this.checkedArith("+", "i32", n);
+        else fb.op(Op.i32_add);
+        this.narrow(t);
+        break;
+      case "i64":
+        fb.i64(BigInt(delta));
+        if (checked) this.checkedArith("+", "i64", n);
+        else fb.op(Op.i64_add);
+        break;
+      case "f32":
+        fb.f32(delta).op(Op.f32_add);
+        break;
+      case "f64":
+        fb.f64(delta).op(Op.f64_add);
+        break;
+    }
+    if (t.kind === "bool") fb.i32(0).op(Op.i32_ne);
+  }
+
+  private incdec(n: IncDecNode, discard: boolean): void {
+    const fb = this.fb;
+    const l = n.lhs;
+    const t = n.ty;
+    const vt = valType(t);
+    if (l.kind === "var" && this.isRegister(l)) {
+      const idx = this.localOf.get(l.v.id)!;
+      if (!discard && !n.prefix) fb.localGet(idx);
+      fb.localGet(idx);
+      this.addDelta(t, n.delta, n);
+      if (discard || !n.prefix) fb.localSet(idx);
+      else fb.localTee(idx);
+      return;
+    }
+    const base = this.tmp("i32");
+    const off = this.addrParts(l);
+    fb.at(n);
+    fb.localTee(base).localGet(base);
+    this.loadLvalue(t, off);
+    let keep = -1;
+    if (!discard) {
+      keep = this.tmp(vt);
+      if (!n.prefix) fb.localTee(keep);
+    }
+    this.addDelta(t, n.delta, n);
+    if (t.bitField && !discard && n.prefix) this.truncateBits(t);
+    if (!discard && n.prefix) fb.localTee(keep);
+    this.storeLvalue(t, off);
+    if (!discard) fb.localGet(keep);
+  }
+
+  // ---- calls ----
+  private call(n: CallNode): void {
+    const fb = this.fb;
+    const name = n.callee;
+    const args = n.args;
+    if (name !== undefined) {
+      const user = this.ctx.opts.funcs.get(name);
+      if (user && user.body) {
+        this.structResultBuffer(user.ty);
+        const nFixed = user.ty.params!.length;
+        for (const a of args.slice(0, nFixed)) this.expr(a);
+        if (user.ty.variadic) this.varargs(args.slice(nFixed));
+        fb.call(this.ctx.funcIndex.get(name)!);
+        if (user.ty.ret!.kind === "void" && n.ty.kind !== "void") fb.i32(0);
+        return;
+      }
+      if (INLINE_FUNCTIONS.has(name)) {
+        this.inline(name, n);
+        return;
+      }
+      const idx = this.ctx.importIndex.get(name);
+      const hostSlot = this.ctx.bridge.slots.get(name);
+      if (idx === undefined && hostSlot === undefined)
+        throw typeError(`unknown function '${name}'`, n);
+      const fty = n.fnTy;
+      const params = fty.params!;
+      if (fty.variadic) {
+        // Evaluate every argument first (they may call printf themselves), then lay them out.
+        const fixed = args.slice(0, params.length);
+        const extra = args.slice(params.length);
+        for (const a of fixed) {
+          this.expr(a);
+          this.hostArg(a.ty);
+        }
+        this.varargs(extra);
+      } else {
+        for (const a of args) {
+          this.expr(a);
+          this.hostArg(a.ty);
+        }
+      }
+      fb.at(n);
+      if (idx !== undefined) fb.call(idx);
+      else this.callHost(name);
+      this.hostResult(fty.ret!);
+      if (fty.ret!.kind === "void" && n.ty.kind !== "void") fb.i32(0);
+      return;
+    }
+    // Through a function pointer. With `()` in its type, the arguments decide the signature.
+    const declared = n.fnTy;
+    const fty =
+      declared.oldStyle && args.length > 0
+        ? { ...declared, params: args.map((a) => a.ty), oldStyle: false }
+        : declared;
+    this.structResultBuffer(fty);
+    for (const a of args.slice(0, fty.params!.length)) this.expr(a);
+    if (fty.variadic) this.varargs(args.slice(fty.params!.length));
+    if (!n.lhs) throw new Error("a call has neither a callee name nor a callee expression");
+    this.expr(n.lhs);
+    fb.callIndirect(this.ctx.types.indexOf(userSig(fty)), FUNCTION_TABLE);
+  }
+
+  /** For a callee returning a struct: reserve a frame slot and pass its address. */
+  private structResultBuffer(fty: Type): void {
+    const ret = fty.ret!;
+    if (!isAggregate(ret)) return;
+    const align = Math.max(ret.align, 8);
+    this.tempBytes = Math.ceil(this.tempBytes / align) * align;
+    const off = this.varargOffset + this.varargBytes + this.tempBytes;
+    this.tempBytes += ret.size;
+    this.fb.localGet(this.fp).i32(off).op(Op.i32_add);
+  }
+
+  /** Lays out variadic arguments in the frame's 8-byte slots and pushes the area's address.
+   * Every argument is evaluated before any slot is written (they may be variadic calls too). */
+  private varargs(extra: Expr[]): void {
+    const fb = this.fb;
+    let slot = 0;
+    const temps = extra.map((a) => {
+      this.expr(a);
+      const vt = valType(a.ty.kind === "array" || a.ty.kind === "func" ? T.uint : a.ty);
+      const tmp = this.tmp(vt);
+      fb.localSet(tmp);
+      const at = slot;
+      slot += varargSlots(a.ty);
+      return { tmp, ty: a.ty, vt, at };
+    });
+    this.varargBytes = Math.max(this.varargBytes, slot * 8);
+    temps.forEach(({ tmp, ty, vt, at }) => {
+      const i = at;
+      if (isAggregate(ty)) {
+        // A struct travels by value: its bytes are copied into its slots.
+        fb.localGet(this.fp)
+          .i32(this.varargOffset + i * 8)
+          .op(Op.i32_add);
+        fb.localGet(tmp).i32(ty.size).prefix(PrefixOp.memory_copy).u32(0).u32(0);
+        return;
+      }
+      fb.localGet(this.fp);
+      fb.localGet(tmp);
+      if (vt === "i32")
+        fb.op(
+          ty.unsigned || ty.kind === "ptr" || ty.kind === "array"
+            ? Op.i64_extend_i32_u
+            : Op.i64_extend_i32_s,
+        );
+      if (vt === "f64") fb.mem(Op.f64_store, 3, this.varargOffset + i * 8);
+      else fb.mem(Op.i64_store, 3, this.varargOffset + i * 8);
+    });
+    fb.localGet(this.fp);
+    if (this.varargOffset) fb.i32(this.varargOffset).op(Op.i32_add);
+  }
+
+  private hostArg(t: Type): void {
+    const fb = this.fb;
+    const v = valType(t);
+    if (v === "i64") fb.op(t.unsigned ? Op.f64_convert_i64_u : Op.f64_convert_i64_s);
+    else if (v === "f32") fb.op(Op.f64_promote_f32);
+  }
+  private hostResult(t: Type): void {
+    const fb = this.fb;
+    const v = valType(t);
+    if (t.kind === "void") return;
+    if (v === "i64")
+      fb.prefix(t.unsigned ? PrefixOp.i64_trunc_sat_f64_u : PrefixOp.i64_trunc_sat_f64_s);
+    else if (v === "f32") fb.op(Op.f32_demote_f64);
+  }
+
+  private inline(name: string, n: CallNode): void {
+    const fb = this.fb;
+    const a = n.args;
+    const one = (): void => this.expr(a[0]!);
+    switch (name) {
+      case "sqrt":
+        one();
+        fb.op(Op.f64_sqrt);
+        return;
+      case "sqrtf":
+        one();
+        fb.op(Op.f32_sqrt);
+        return;
+      case "fabs":
+        one();
+        fb.op(Op.f64_abs);
+        return;
+      case "fabsf":
+        one();
+        fb.op(Op.f32_abs);
+        return;
+      case "floor":
+        one();
+        fb.op(Op.f64_floor);
+        return;
+      case "ceil":
+        one();
+        fb.op(Op.f64_ceil);
+        return;
+      case "trunc":
+        one();
+        fb.op(Op.f64_trunc);
+        return;
+      case "fmin":
+      case "fmax": {
+        // C's rule: a NaN operand is ignored (wasm's min/max would return NaN).
+        const x = this.tmp("f64");
+        const y = this.tmp("f64");
+        one();
+        fb.localSet(x);
+        this.expr(a[1]!);
+        fb.localSet(y);
+        fb.localGet(x).localGet(x).op(Op.f64_ne).blockOp(Op.if, "f64").localGet(y).op(Op.else);
+        fb.localGet(y).localGet(y).op(Op.f64_ne).blockOp(Op.if, "f64").localGet(x).op(Op.else);
+        fb.localGet(x)
+          .localGet(y)
+          .op(name === "fmin" ? Op.f64_min : Op.f64_max);
+        fb.op(Op.end).op(Op.end);
+        return;
+      }
+      case "abs":
+      case "labs":
+      case "llabs": {
+        const vt = valType(a[0]!.ty);
+        const t = this.tmp(vt);
+        one();
+        fb.localSet(t);
+        if (vt === "i64") {
+          fb.i64(0n)
+            .localGet(t)
+            .op(Op.i64_sub)
+            .localGet(t)
+            .localGet(t)
+            .i64(0n)
+            .op(Op.i64_lt_s)
+            .op(Op.select);
+        } else {
+          fb.i32(0)
+            .localGet(t)
+            .op(Op.i32_sub)
+            .localGet(t)
+            .localGet(t)
+            .i32(0)
+            .op(Op.i32_lt_s)
+            .op(Op.select);
+        }
+        return;
+      }
+      case "memset":
+      case "memcpy":
+      case "memmove": {
+        const d = this.tmp("i32");
+        one();
+        fb.localTee(d);
+        this.expr(a[1]!);
+        this.expr(a[2]!);
+        fb.op(Op.i32_wrap_i64);
+        if (name === "memset") fb.prefix(PrefixOp.memory_fill).u32(0);
+        else fb.prefix(PrefixOp.memory_copy).u32(0).u32(0);
+        fb.localGet(d);
+        return;
+      }
+      case "__builtin_popcount":
+      case "__builtin_clz":
+      case "__builtin_ctz":
+        one();
+        fb.op(
+          name.endsWith("popcount")
+            ? Op.i32_popcnt
+            : name.endsWith("clz")
+              ? Op.i32_clz
+              : Op.i32_ctz,
+        );
+        return;
+      case "__builtin_popcountl":
+      case "__builtin_popcountll":
+      case "__builtin_clzl":
+      case "__builtin_clzll":
+      case "__builtin_ctzl":
+      case "__builtin_ctzll":
+        one();
+        fb.op(
+          name.includes("popcount")
+            ? Op.i64_popcnt
+            : name.includes("clz")
+              ? Op.i64_clz
+              : Op.i64_ctz,
+        );
+        fb.op(Op.i32_wrap_i64);
+        return;
+      case "__memory_size":
+        fb.op(0x3f).u32(0);
+        return;
+      case "__memory_grow":
+        one();
+        fb.op(0x40).u32(0);
+        return;
+      case "assert":
+        one();
+        fb.op(Op.i32_eqz).blockOp(Op.if);
+        this.trap(TrapCode.assertion, n);
+        fb.op(Op.end);
+        return;
+      case "exit":
+        fb.i32(TrapCode.exit);
+        one();
+        fb.i32(0);
+        this.callHost("trap");
+        return;
+    }
+    throw typeError(`unknown function '${name}'`, n);
+  }
+}
