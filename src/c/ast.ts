@@ -1,7 +1,8 @@
 // The typed syntax tree the parser builds and the code generator walks, plus the symbol
 // tables (variables, functions, typedefs, tags) that a session carries from block to block.
+import type { Pos } from "./errors.js";
 import { LayeredMap } from "./layered-map.js";
-import type { Member, Type } from "./types.js";
+import { isFloat, type Member, type Type } from "./types.js";
 
 export type NodeKind =
   // expressions
@@ -235,4 +236,15 @@ export class GlobalScope {
     this.enumConsts.commit();
     return this.parent;
   }
+}
+
+/** A node at a source position. */
+export function newNode(kind: NodeKind, at: Pos, extra: Partial<Node> = {}): Node {
+  return makeNode(kind, at.line, at.col, extra);
+}
+
+/** A literal of type `ty`. */
+export function numNode(v: bigint | number, ty: Type, at: Pos): Node {
+  if (isFloat(ty)) return newNode("num", at, { ty, fval: Number(v) });
+  return newNode("num", at, { ty, ival: BigInt(v) });
 }

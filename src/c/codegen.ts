@@ -809,6 +809,90 @@ class FunctionGenerator {
     }
   }
 
+  /** With the address on the stack, loads a bit-field: its storage unit, then the field's bits
+   * (sign-extended when the field is signed). */
+  private loadBits(t: Type, offset: number): void {
+    const fb = this.fb;
+    const { offset: lo, width } = t.bitField!;
+    const w = t.size === 8 ? 64 : 32;
+    this.loadUnit(t, offset);
+    if (t.unsigned) {
+      if (lo) this.constOf(w, BigInt(lo)).op(w === 64 ? Op.i64_shr_u : Op.i32_shr_u);
+      if (width < w)
+        this.constOf(w, (1n << BigInt(width)) - 1n).op(w === 64 ? Op.i64_and : Op.i32_and);
+      return;
+    }
+    if (w - lo - width)
+      this.constOf(w, BigInt(w - lo - width)).op(w === 64 ? Op.i64_shl : Op.i32_shl);
+    if (w - width) this.constOf(w, BigInt(w - width)).op(w === 64 ? Op.i64_shr_s : Op.i32_shr_s);
+  }
+  /** With [address, value] on the stack, stores the value's low bits into a bit-field, keeping
+   * the other bits of its storage unit. */
+  private storeBits(t: Type, offset: number): void {
+    const fb = this.fb;
+    const { offset: lo, width } = t.bitField!;
+    const w = t.size === 8 ? 64 : 32;
+    const mask = (1n << BigInt(width)) - 1n;
+    const value = this.scratchLocal(w === 64 ? "bits64" : "bits32", w === 64 ? "i64" : "i32");
+    const addr = this.scratchLocal("bitsAddr", "i32");
+    fb.localSet(value).localTee(addr).localGet(addr);
+    this.loadUnit(t, offset);
+    this.constOf(w, ~(mask << BigInt(lo))).op(w === 64 ? Op.i64_and : Op.i32_and);
+    fb.localGet(value);
+    this.constOf(w, mask).op(w === 64 ? Op.i64_and : Op.i32_and);
+    if (lo) this.constOf(w, BigInt(lo)).op(w === 64 ? Op.i64_shl : Op.i32_shl);
+    fb.op(w === 64 ? Op.i64_or : Op.i32_or);
+    switch (t.size) {
+      case 1:
+        fb.mem(Op.i32_store8, 0, offset);
+        return;
+      case 2:
+        fb.mem(Op.i32_store16, 1, offset);
+        return;
+      case 4:
+        fb.mem(Op.i32_store, 2, offset);
+        return;
+      default:
+        fb.mem(Op.i64_store, 3, offset);
+    }
+  }
+  /** Cuts the value on the stack to what a bit-field of type `t` reads back after storing it
+   * (the value of an assignment to it). */
+  private truncateBits(t: Type): void {
+    const { width } = t.bitField!;
+    const w = t.size === 8 ? 64 : 32;
+    if (width === w) return;
+    if (t.unsigned) {
+      this.constOf(w, (1n << BigInt(width)) - 1n).op(w === 64 ? Op.i64_and : Op.i32_and);
+      return;
+    }
+    this.constOf(w, BigInt(w - width)).op(w === 64 ? Op.i64_shl : Op.i32_shl);
+    this.constOf(w, BigInt(w - width)).op(w === 64 ? Op.i64_shr_s : Op.i32_shr_s);
+  }
+  /** A bit-field's whole storage unit, zero-extended. */
+  private loadUnit(t: Type, offset: number): void {
+    const fb = this.fb;
+    switch (t.size) {
+      case 1:
+        fb.mem(Op.i32_load8_u, 0, offset);
+        return;
+      case 2:
+        fb.mem(Op.i32_load16_u, 1, offset);
+        return;
+      case 4:
+        fb.mem(Op.i32_load, 2, offset);
+        return;
+      default:
+        fb.mem(Op.i64_load, 3, offset);
+    }
+  }
+  /** Pushes an i32 or i64 constant (bits taken modulo the width). */
+  private constOf(bits: 32 | 64, v: bigint): FuncBuilder {
+    return bits === 64
+      ? this.fb.i64(BigInt.asIntN(64, v))
+      : this.fb.i32(Number(BigInt.asIntN(32, v)));
+  }
+
   /** Pushes the base address of an lvalue and returns the constant offset to add to it.
    * `access`: the address will be loaded from or stored to (so a null pointer must trap);
    * false when only the address is wanted (`&p->x`, offsetof). */
@@ -1367,7 +1451,7 @@ class FunctionGenerator {
     }
     const base = this.addrParts(target);
     this.expr(init.expr!);
-    this.store(init.ty, base + offset);
+    this.storeLvalue(init.ty, base + offset);
   }
 
   // ---- expressions ----
@@ -1444,7 +1528,7 @@ class FunctionGenerator {
       case "member": {
         const off = this.addrParts(n);
         fb.at(n);
-        this.load(n.ty!, off);
+        this.loadLvalue(n.ty!, off);
         return;
       }
       case "addr":
@@ -1694,12 +1778,24 @@ class FunctionGenerator {
     this.expr(n.rhs!);
     let val = -1;
     if (!discard) {
+      if (t.bitField) this.truncateBits(t);
       val = this.tmp(valType(t));
       fb.localTee(val);
     }
     fb.at(n);
-    this.store(t, off);
+    this.storeLvalue(t, off);
     if (!discard) fb.localGet(val);
+  }
+
+  /** Stores [address, value] into an lvalue of type `t`, a bit-field or a whole object. */
+  private storeLvalue(t: Type, offset: number): void {
+    if (t.bitField) this.storeBits(t, offset);
+    else this.store(t, offset);
+  }
+  /** Loads an lvalue of type `t` from the address on the stack. */
+  private loadLvalue(t: Type, offset: number): void {
+    if (t.bitField) this.loadBits(t, offset);
+    else this.load(t, offset);
   }
 
   /** Applies `lhs op= rhs` with the loaded value on the stack. */
@@ -1728,15 +1824,16 @@ class FunctionGenerator {
     const off = this.addrParts(l);
     fb.at(n);
     fb.localTee(base).localGet(base);
-    this.load(t, off);
+    this.loadLvalue(t, off);
     this.applyOp(n);
     let val = -1;
     if (!discard) {
+      if (t.bitField) this.truncateBits(t);
       val = this.tmp(valType(t));
       fb.localTee(val);
     }
     fb.at(n);
-    this.store(t, off);
+    this.storeLvalue(t, off);
     if (!discard) fb.localGet(val);
   }
 
@@ -1783,15 +1880,16 @@ class FunctionGenerator {
     const off = this.addrParts(l);
     fb.at(n);
     fb.localTee(base).localGet(base);
-    this.load(t, off);
+    this.loadLvalue(t, off);
     let keep = -1;
     if (!discard) {
       keep = this.tmp(vt);
       if (!n.prefix) fb.localTee(keep);
     }
     this.addDelta(t, n.delta!, n);
+    if (t.bitField && !discard && n.prefix) this.truncateBits(t);
     if (!discard && n.prefix) fb.localTee(keep);
-    this.store(t, off);
+    this.storeLvalue(t, off);
     if (!discard) fb.localGet(keep);
   }
 
