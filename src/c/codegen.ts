@@ -114,8 +114,8 @@ function predictLongRunning(order: Func[]): boolean {
   };
   const deepest = (n: Node | undefined): number => {
     if (!n) return 1;
-    let inner = 1;
-    for (const k of [n.then, n.els, ...(n.body ?? [])]) inner = Math.max(inner, deepest(k));
+    let inner = Math.max(deepest(n.then), deepest(n.els));
+    for (const k of n.body ?? []) inner = Math.max(inner, deepest(k));
     return n.kind === "for" || n.kind === "do" ? trips(n) * inner : inner;
   };
   return order.some((f) => deepest(f.body!) > LONG_RUNNING_ITERATIONS);
