@@ -323,13 +323,13 @@ function printCompilePhases(variant: (k: number) => string): void {
   for (let i = 0; i < 550; i++) {
     const session = new VmSession();
     let started = performance.now();
-    preprocess(tokenize(variant(2_000_000 + i)));
+    preprocess(tokenize(variant(600 + 3 * i)));
     const frontMs = performance.now() - started;
     started = performance.now();
-    const error = session.check(variant(3_000_000 + i));
+    const error = session.check(variant(601 + 3 * i));
     const checkMs = performance.now() - started;
     if (error) throw new Error(`30-line block failed: ${error.message}`);
-    const outcome = session.run(variant(4_000_000 + i));
+    const outcome = session.run(variant(602 + 3 * i));
     if (!outcome.ok) throw new Error(`30-line block failed: ${outcome.error.message}`);
     if (i < 50) continue;
     front.push(frontMs * 1000);
