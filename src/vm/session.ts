@@ -38,6 +38,13 @@ export interface VmOptions {
 /** Ints visible to C code as the global `memory[]`; they survive from block to block. */
 export const MEMORY_INTS = 256;
 
+/** The tables of a session's scope that blocks add to. */
+const SCOPE_KINDS = ["funcs", "vars", "typedefs", "tags", "enumConsts"] as const;
+type ScopeKind = (typeof SCOPE_KINDS)[number];
+
+/** Names whose use reads or changes what one run leaves for the next (besides globals). */
+const RUN_STATE_NAMES: ReadonlySet<string> = new Set(["memory", "rand", "srand"]);
+
 /** Fuel handed out per refill: small enough that the wall clock is checked every few ms. */
 const FUEL_CHUNK = 1_000_000;
 
@@ -239,27 +246,104 @@ export class VmSession {
    * Lets a caller report a broken program before starting work that depends on it.
    */
   check(source: string): VmError | undefined {
-    let scratch = 16;
     try {
-      parse(
-        preprocess(tokenize(source)),
-        this.scope,
-        this.parseContext(
-          (size, align) => {
-            scratch = Math.ceil(scratch / align) * align;
-            const p = scratch;
-            scratch += Math.max(size, 1);
-            return p;
-          },
-          () => {},
-        ),
-      );
+      this.dryParse(preprocess(tokenize(source)));
       return undefined;
     } catch (e) {
       if (e instanceof RangeError && /call stack/i.test(e.message))
         return { kind: "syntax", message: "program is nested too deeply", line: 0, column: 0 };
       return toVmError(e, "syntax");
     }
+  }
+
+  /**
+   * Commits a block's definitions without running it, so that it can run in a fresh sandbox
+   * elsewhere (a VM worker) and leave this session just as running it here would. That holds
+   * when the block names no intrinsic (they read the model), none of the state a run changes
+   * (memory[], rand's seed), nothing defined by code that ran here, and declares no global
+   * variable; then the worker needs only the earlier adopted blocks' definitions. Returns those
+   * blocks (the prelude to adopt there first), or null, keeping nothing, for any other block,
+   * one that does not compile, and every block once code run here redefined an adopted name.
+   */
+  adoptDefinitions(source: string): readonly string[] | null {
+    try {
+      if (!this.adoptionIntact()) return null;
+      for (const t of preprocess(tokenize(source)))
+        if (t.kind === "ident" && !this.sameElsewhere(t.text)) return null;
+      if (this.dryParse(preprocess(tokenize(source))).inits.length > 0) return null;
+      const before = this.scope;
+      const parsed = parse(
+        preprocess(tokenize(source)),
+        this.scope,
+        this.parseContext(
+          (size, align) => {
+            const p = this.mem.allocStatic(size, align);
+            if (p === 0) throw new CompileError("limit", "out of memory for globals", 0, 0);
+            return p;
+          },
+          (addr, bytes) => this.mem.writeBytes(addr, bytes),
+        ),
+      );
+      parsed.scope.funcs.delete(ENTRY_NAME);
+      this.scope = parsed.scope;
+      if (parsed.defined.length > 0) this.version++;
+      const prelude = [...this.adoptedBlocks];
+      let changed = false;
+      for (const kind of SCOPE_KINDS)
+        for (const [name, def] of this.scope[kind])
+          if (before[kind].get(name) !== def) {
+            this.adopted.set(`${kind} ${name}`, def);
+            changed = true;
+          }
+      if (changed) this.adoptedBlocks.push(source);
+      return prelude;
+    } catch {
+      return null;
+    }
+  }
+
+  /** Definitions adopted from blocks run elsewhere ("kind name" → the definition). */
+  private readonly adopted = new Map<string, unknown>();
+  /** The adopted blocks that defined something, in order. */
+  private readonly adoptedBlocks: string[] = [];
+
+  /** False once code run here replaced an adopted definition (a worker would see the old one). */
+  private adoptionIntact(): boolean {
+    for (const [key, def] of this.adopted) {
+      const [kind, name] = key.split(" ") as [ScopeKind, string];
+      if (this.scope[kind].get(name) !== def) return false;
+    }
+    return true;
+  }
+
+  /** Whether `name` means the same in a fresh session that adopted the same blocks. */
+  private sameElsewhere(name: string): boolean {
+    if (KNOWN_INTRINSICS.has(name) || RUN_STATE_NAMES.has(name)) return false;
+    const base = baseScope();
+    for (const kind of SCOPE_KINDS) {
+      const here = this.scope[kind].get(name);
+      if (here === undefined || here === base[kind].get(name)) continue;
+      if (this.adopted.get(`${kind} ${name}`) !== here) return false;
+    }
+    return true;
+  }
+
+  /** Parses against this session's definitions with globals at scratch addresses; keeps nothing. */
+  private dryParse(tokens: ReturnType<typeof preprocess>): ReturnType<typeof parse> {
+    let scratch = 16;
+    return parse(
+      tokens,
+      this.scope,
+      this.parseContext(
+        (size, align) => {
+          scratch = Math.ceil(scratch / align) * align;
+          const p = scratch;
+          scratch += Math.max(size, 1);
+          return p;
+        },
+        () => {},
+      ),
+    );
   }
 
   private parseContext(
@@ -781,7 +865,11 @@ function toVmError(e: unknown, fallback: VmErrorKind): VmError {
 
 /** Runs one block in a fresh session on the calling thread (runC in run-c.ts adds the retry on a
  * big stack). */
-export function runCOnThisThread(source: string, options?: VmOptions): VmOutcome {
+export function runCOnThisThread(
+  source: string,
+  options?: VmOptions,
+  prelude: readonly string[] = [],
+): VmOutcome {
   let session: VmSession;
   try {
     session = new VmSession(options);
@@ -794,5 +882,7 @@ export function runCOnThisThread(source: string, options?: VmOptions): VmOutcome
       stats: { compileMs: 0, runMs: 0, instructions: 0, memoryBytes: 0 },
     };
   }
+  // Blocks another session adopted before handing this one over (see adoptDefinitions).
+  for (const block of prelude) session.adoptDefinitions(block);
   return session.run(source);
 }
