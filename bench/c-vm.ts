@@ -5,7 +5,9 @@ import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "n
 import { cpus, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { packageRoot } from "../src/paths.js";
-import { runC } from "../src/vm/index.js";
+import { preprocess } from "../src/c/preprocess.js";
+import { tokenize } from "../src/c/tokenize.js";
+import { VmSession, runC } from "../src/vm/index.js";
 
 const RUNS = Math.max(1, Number(process.env.BENCH_RUNS ?? 3));
 const programsDir = join(packageRoot, "bench", "programs");
@@ -307,6 +309,39 @@ function main(): void {
         `whole runC median ${fmt(median(wallTimes))} ms`,
     );
   }
+  printCompilePhases(variant);
+}
+
+/** Where a never-seen block's compile time goes: tokenize + preprocess, then parsing (what
+ * VmSession.check does on top of them), then the rest of VmSession.run's compile (code
+ * generation, encoding, WebAssembly.Module and Instance). Medians of µs over 500 blocks, each
+ * phase timed on its own block so that caches never serve one phase from another's work. */
+function printCompilePhases(variant: (k: number) => string): void {
+  const front: number[] = [];
+  const checked: number[] = [];
+  const whole: number[] = [];
+  for (let i = 0; i < 550; i++) {
+    const session = new VmSession();
+    let started = performance.now();
+    preprocess(tokenize(variant(600 + 3 * i)));
+    const frontMs = performance.now() - started;
+    started = performance.now();
+    const error = session.check(variant(601 + 3 * i));
+    const checkMs = performance.now() - started;
+    if (error) throw new Error(`30-line block failed: ${error.message}`);
+    const outcome = session.run(variant(602 + 3 * i));
+    if (!outcome.ok) throw new Error(`30-line block failed: ${outcome.error.message}`);
+    if (i < 50) continue;
+    front.push(frontMs * 1000);
+    checked.push(checkMs * 1000);
+    whole.push(outcome.stats.compileMs * 1000);
+  }
+  const [f, c, w] = [median(front), median(checked), median(whole)];
+  console.log(
+    `never-seen compile phases (medians, µs): tokenize+preprocess ${f.toFixed(0)}, parse ` +
+      `${Math.max(0, c - f).toFixed(0)}, codegen+encode+Module+Instance ${Math.max(0, w - c).toFixed(0)} ` +
+      `(whole ${w.toFixed(0)})`,
+  );
 }
 
 try {

@@ -1,6 +1,7 @@
 // Stage 2: the preprocessor. Accepts #include of standard headers (their declarations are
 // built in), expands object- and function-like #define macros, and evaluates #if/#ifdef.
 import { syntaxError } from "./errors.js";
+import { LayeredMap } from "./layered-map.js";
 import type { Token } from "./tokenize.js";
 import { tokenize } from "./tokenize.js";
 
@@ -111,11 +112,11 @@ const PREDEFINED = `
 #define WCHAR_MIN (-2147483647-1)
 `;
 
-let predefinedCache: Map<string, Macro> | null = null;
+let predefinedCache: LayeredMap<string, Macro> | null = null;
 
-function predefined(): Map<string, Macro> {
+function predefined(): LayeredMap<string, Macro> {
   if (!predefinedCache) {
-    const p = new Preprocessor(new Map());
+    const p = new Preprocessor(new LayeredMap());
     p.run(tokenize(PREDEFINED));
     predefinedCache = p.macros;
   }
@@ -124,7 +125,8 @@ function predefined(): Map<string, Macro> {
 
 /** Runs the preprocessor over a token list (ending in eof) and returns the expanded tokens. */
 export function preprocess(tokens: Token[]): Token[] {
-  return new Preprocessor(new Map(predefined())).run(tokens);
+  // A layer over the predefined macros: a block's #define and #undef stay in its own layer.
+  return new Preprocessor(new LayeredMap(predefined())).run(tokens);
 }
 
 /** A token produced by expanding `name` at `at`: it may not expand `name` (or anything `at`
@@ -151,7 +153,7 @@ class Preprocessor {
   private readonly pushed = new Map<string, (Macro | undefined)[]>();
   /** #line: what __LINE__ adds to a token's real line from here on. */
   private lineDelta = 0;
-  constructor(readonly macros: Map<string, Macro>) {}
+  constructor(readonly macros: LayeredMap<string, Macro>) {}
 
   run(input: Token[]): Token[] {
     const out: Token[] = [];
