@@ -21,6 +21,7 @@ import {
   PrefixOp,
   TypeTable,
   encodeModule,
+  releaseWriter,
   type FuncSig,
   type ImportedFunc,
   type ValType,
@@ -57,7 +58,7 @@ export const GLOBAL_DEPTH = 2;
 
 export interface CodegenOptions {
   /** Every function visible (user, C library, prototypes). */
-  funcs: Map<string, Func>;
+  funcs: ReadonlyMap<string, Func>;
   /** Functions to export by name (the entry, `main`, or a function called from the host). */
   roots: string[];
   /** Host-implemented library functions and their C types. */
@@ -135,8 +136,8 @@ function maxVarargs(n: Node | undefined): number {
   let m = 0;
   if (n.kind === "call" && n.fnTy?.variadic)
     m = n.args!.slice(n.fnTy.params!.length).reduce((k, a) => k + varargSlots(a.ty!), 0);
-  for (const c of [n.lhs, n.rhs, n.cond, n.then, n.els, n.init, n.inc])
-    m = Math.max(m, maxVarargs(c));
+  m = Math.max(m, maxVarargs(n.lhs), maxVarargs(n.rhs), maxVarargs(n.cond), maxVarargs(n.then));
+  m = Math.max(m, maxVarargs(n.els), maxVarargs(n.init), maxVarargs(n.inc));
   for (const c of n.body ?? []) m = Math.max(m, maxVarargs(c));
   for (const c of n.args ?? []) m = Math.max(m, maxVarargs(c));
   if (n.initializer) m = Math.max(m, maxVarargsInit(n.initializer));
@@ -237,6 +238,7 @@ export function generateModule(opts: CodegenOptions): CompiledModule {
     },
     types,
   );
+  for (const f of functions) f.body.release();
   const exports = new Map<string, Type>();
   for (const r of opts.roots) exports.set(r, opts.funcs.get(r)!.ty);
   const positions = functions.map((f, i) => ({
@@ -424,7 +426,13 @@ function countedLoop(n: Node): CountedLoop | null {
       boundVars.has(e.lhs!.v!)
     )
       if (!(top && e === inc)) ok = false;
-    for (const c of [e.lhs, e.rhs, e.cond, e.then, e.els, e.init, e.inc]) scan(c, false);
+    scan(e.lhs, false);
+    scan(e.rhs, false);
+    scan(e.cond, false);
+    scan(e.then, false);
+    scan(e.els, false);
+    scan(e.init, false);
+    scan(e.inc, false);
     for (const c of e.body ?? []) scan(c, false);
     for (const c of e.args ?? []) scan(c, false);
     if (e.initializer) scanInit(e.initializer);
@@ -521,7 +529,7 @@ class FunctionGenerator {
     this.stmt(f.body!);
     fb.op(Op.end);
     this.labels.pop();
-    const body = fb.code.splice(0);
+    const body = fb.takeCode();
     const bodyPositions = fb.positions;
     const bodyTraps = fb.trapCodes;
     fb.positions = [];
@@ -573,7 +581,8 @@ class FunctionGenerator {
       fb.positions.push(bodyPositions[k]! + shift, bodyPositions[k + 1]!, bodyPositions[k + 2]!);
     for (let k = 0; k < bodyTraps.length; k += 2)
       fb.trapCodes.push(bodyTraps[k]! + shift, bodyTraps[k + 1]!);
-    for (const b of body) fb.code.push(b);
+    fb.code.append(body);
+    releaseWriter(body);
     if (this.fuelLocal >= 0) this.settleFuel();
     for (const [id, local] of this.heapOf)
       if (!this.vlas.has(id)) fb.localGet(local).call(this.ctx.funcIndex.get("free")!);
@@ -798,6 +807,90 @@ class FunctionGenerator {
       default:
         fb.mem(Op.i32_store, 2, offset);
     }
+  }
+
+  /** With the address on the stack, loads a bit-field: its storage unit, then the field's bits
+   * (sign-extended when the field is signed). */
+  private loadBits(t: Type, offset: number): void {
+    const fb = this.fb;
+    const { offset: lo, width } = t.bitField!;
+    const w = t.size === 8 ? 64 : 32;
+    this.loadUnit(t, offset);
+    if (t.unsigned) {
+      if (lo) this.constOf(w, BigInt(lo)).op(w === 64 ? Op.i64_shr_u : Op.i32_shr_u);
+      if (width < w)
+        this.constOf(w, (1n << BigInt(width)) - 1n).op(w === 64 ? Op.i64_and : Op.i32_and);
+      return;
+    }
+    if (w - lo - width)
+      this.constOf(w, BigInt(w - lo - width)).op(w === 64 ? Op.i64_shl : Op.i32_shl);
+    if (w - width) this.constOf(w, BigInt(w - width)).op(w === 64 ? Op.i64_shr_s : Op.i32_shr_s);
+  }
+  /** With [address, value] on the stack, stores the value's low bits into a bit-field, keeping
+   * the other bits of its storage unit. */
+  private storeBits(t: Type, offset: number): void {
+    const fb = this.fb;
+    const { offset: lo, width } = t.bitField!;
+    const w = t.size === 8 ? 64 : 32;
+    const mask = (1n << BigInt(width)) - 1n;
+    const value = this.scratchLocal(w === 64 ? "bits64" : "bits32", w === 64 ? "i64" : "i32");
+    const addr = this.scratchLocal("bitsAddr", "i32");
+    fb.localSet(value).localTee(addr).localGet(addr);
+    this.loadUnit(t, offset);
+    this.constOf(w, ~(mask << BigInt(lo))).op(w === 64 ? Op.i64_and : Op.i32_and);
+    fb.localGet(value);
+    this.constOf(w, mask).op(w === 64 ? Op.i64_and : Op.i32_and);
+    if (lo) this.constOf(w, BigInt(lo)).op(w === 64 ? Op.i64_shl : Op.i32_shl);
+    fb.op(w === 64 ? Op.i64_or : Op.i32_or);
+    switch (t.size) {
+      case 1:
+        fb.mem(Op.i32_store8, 0, offset);
+        return;
+      case 2:
+        fb.mem(Op.i32_store16, 1, offset);
+        return;
+      case 4:
+        fb.mem(Op.i32_store, 2, offset);
+        return;
+      default:
+        fb.mem(Op.i64_store, 3, offset);
+    }
+  }
+  /** Cuts the value on the stack to what a bit-field of type `t` reads back after storing it
+   * (the value of an assignment to it). */
+  private truncateBits(t: Type): void {
+    const { width } = t.bitField!;
+    const w = t.size === 8 ? 64 : 32;
+    if (width === w) return;
+    if (t.unsigned) {
+      this.constOf(w, (1n << BigInt(width)) - 1n).op(w === 64 ? Op.i64_and : Op.i32_and);
+      return;
+    }
+    this.constOf(w, BigInt(w - width)).op(w === 64 ? Op.i64_shl : Op.i32_shl);
+    this.constOf(w, BigInt(w - width)).op(w === 64 ? Op.i64_shr_s : Op.i32_shr_s);
+  }
+  /** A bit-field's whole storage unit, zero-extended. */
+  private loadUnit(t: Type, offset: number): void {
+    const fb = this.fb;
+    switch (t.size) {
+      case 1:
+        fb.mem(Op.i32_load8_u, 0, offset);
+        return;
+      case 2:
+        fb.mem(Op.i32_load16_u, 1, offset);
+        return;
+      case 4:
+        fb.mem(Op.i32_load, 2, offset);
+        return;
+      default:
+        fb.mem(Op.i64_load, 3, offset);
+    }
+  }
+  /** Pushes an i32 or i64 constant (bits taken modulo the width). */
+  private constOf(bits: 32 | 64, v: bigint): FuncBuilder {
+    return bits === 64
+      ? this.fb.i64(BigInt.asIntN(64, v))
+      : this.fb.i32(Number(BigInt.asIntN(32, v)));
   }
 
   /** Pushes the base address of an lvalue and returns the constant offset to add to it.
@@ -1358,7 +1451,7 @@ class FunctionGenerator {
     }
     const base = this.addrParts(target);
     this.expr(init.expr!);
-    this.store(init.ty, base + offset);
+    this.storeLvalue(init.ty, base + offset);
   }
 
   // ---- expressions ----
@@ -1435,7 +1528,7 @@ class FunctionGenerator {
       case "member": {
         const off = this.addrParts(n);
         fb.at(n);
-        this.load(n.ty!, off);
+        this.loadLvalue(n.ty!, off);
         return;
       }
       case "addr":
@@ -1685,12 +1778,24 @@ class FunctionGenerator {
     this.expr(n.rhs!);
     let val = -1;
     if (!discard) {
+      if (t.bitField) this.truncateBits(t);
       val = this.tmp(valType(t));
       fb.localTee(val);
     }
     fb.at(n);
-    this.store(t, off);
+    this.storeLvalue(t, off);
     if (!discard) fb.localGet(val);
+  }
+
+  /** Stores [address, value] into an lvalue of type `t`, a bit-field or a whole object. */
+  private storeLvalue(t: Type, offset: number): void {
+    if (t.bitField) this.storeBits(t, offset);
+    else this.store(t, offset);
+  }
+  /** Loads an lvalue of type `t` from the address on the stack. */
+  private loadLvalue(t: Type, offset: number): void {
+    if (t.bitField) this.loadBits(t, offset);
+    else this.load(t, offset);
   }
 
   /** Applies `lhs op= rhs` with the loaded value on the stack. */
@@ -1719,15 +1824,16 @@ class FunctionGenerator {
     const off = this.addrParts(l);
     fb.at(n);
     fb.localTee(base).localGet(base);
-    this.load(t, off);
+    this.loadLvalue(t, off);
     this.applyOp(n);
     let val = -1;
     if (!discard) {
+      if (t.bitField) this.truncateBits(t);
       val = this.tmp(valType(t));
       fb.localTee(val);
     }
     fb.at(n);
-    this.store(t, off);
+    this.storeLvalue(t, off);
     if (!discard) fb.localGet(val);
   }
 
@@ -1774,15 +1880,16 @@ class FunctionGenerator {
     const off = this.addrParts(l);
     fb.at(n);
     fb.localTee(base).localGet(base);
-    this.load(t, off);
+    this.loadLvalue(t, off);
     let keep = -1;
     if (!discard) {
       keep = this.tmp(vt);
       if (!n.prefix) fb.localTee(keep);
     }
     this.addDelta(t, n.delta!, n);
+    if (t.bitField && !discard && n.prefix) this.truncateBits(t);
     if (!discard && n.prefix) fb.localTee(keep);
-    this.store(t, off);
+    this.storeLvalue(t, off);
     if (!discard) fb.localGet(keep);
   }
 

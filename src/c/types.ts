@@ -54,6 +54,18 @@ export interface Type {
   vlaCount?: import("./ast.js").Var;
   /** Name given by the typedef or spelling, used in messages ("int", "char *"). */
   name?: string;
+  /** A bit-field member's type: its bits within the storage unit of the declared type that
+   * starts at the member's offset. */
+  bitField?: BitField;
+  /** enum: some enumerator is negative (otherwise gcc gives it an unsigned underlying type,
+   * which decides how a bit-field of the enum reads back). */
+  negative?: boolean;
+}
+
+export interface BitField {
+  /** The field's lowest bit, counted from the storage unit's least significant bit. */
+  offset: number;
+  width: number;
 }
 
 const prim = (kind: TypeKind, size: number, unsigned = false): Type => ({
@@ -135,8 +147,15 @@ export function valType(t: Type): ValType {
   }
 }
 
-/** Integer promotion: anything narrower than int becomes int. */
+/** Integer promotion: anything narrower than int becomes int, and so does a bit-field whose
+ * values all fit in int (gcc: also one declared long); a 32-bit unsigned one becomes unsigned. */
 export function promote(t: Type): Type {
+  if (t.bitField) {
+    const { width } = t.bitField;
+    if (width < 32 || (width === 32 && !t.unsigned)) return T.int;
+    if (width === 32) return T.uint;
+    return t.unsigned ? T.ulong : T.long;
+  }
   if (t.kind === "bool" || t.kind === "char" || t.kind === "short" || t.kind === "enum")
     return T.int;
   return t;

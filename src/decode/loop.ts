@@ -9,6 +9,10 @@
 //   4. decode the token (all sequences in one batch);
 //   5. if a region closed: run it (its reads see the distribution right after the region), inject
 //      the result (a second batched decode), and keep its logit edits for step 1 of the next token.
+//      With a `regionRunner`, a region that may run long and cannot read the model
+//      (region-offload.ts) runs on a VM worker instead: its sequence samples nothing until the
+//      outcome is back, the others go on stepping, and the result is injected at the start of
+//      the step after it arrives.
 // A region program's checkpoints point past its injected result; rewinds happen after the code
 // that asked for them returns.
 import type { Engine, ObserveOptions } from "../engine/types.js";
@@ -25,6 +29,8 @@ import type { SamplerOptions } from "./sampler.js";
 import { SequenceState, type LiveVm } from "./sequence.js";
 import { TOP_K_CAPACITY } from "./logit-state.js";
 import { sameDirections, type ControlVector } from "../steer/control-vector.js";
+import type { VmWorkerRunner } from "../vm/worker-runner.js";
+import { offloadJob } from "./region-offload.js";
 
 export interface GenerationRequest {
   /** Engine sequence id (default 0). */
@@ -53,6 +59,8 @@ export interface GenerationRequest {
   profile?: VmProfileName;
   /** Token events carry this many most likely alternatives with log-probabilities (default 0). */
   topLogprobs?: number;
+  /** Whether token events carry probability and entropy (default: the loop's tokenStats). */
+  tokenStats?: boolean;
 }
 
 /** Hands requests to a long-lived loop (continuous batching); see DecodeLoop.run. */
@@ -69,6 +77,9 @@ export interface DecodeLoopOptions {
   /** Compute the probability and entropy of every sampled token (default true). */
   tokenStats?: boolean;
   signal?: AbortSignal;
+  /** Runs regions that do not read the model on VM workers, so that a region computing for
+   * seconds stalls only its own sequence (default: every region runs on this thread). */
+  regionRunner?: VmWorkerRunner;
 }
 
 /** How long the loop may run without letting the event loop in (signals, I/O, timers). */
@@ -100,11 +111,20 @@ export function cachedTokens(engine: Engine, seq: number): readonly number[] {
   return kvOf(engine, seq);
 }
 
+/** A region's outcome, ready to be injected into its sequence. */
+interface RegionRun {
+  s: SequenceState;
+  region: Region;
+  outcome: VmOutcome;
+}
+
 export class DecodeLoop {
   /** The sequences of the running generation (their logits must survive partial decodes). */
   private active: SequenceState[] = [];
   /** Sequences to end at the start of the next step (see cancel). */
   private readonly cancelled = new Set<number>();
+  /** Wakes the loop while it sleeps because every sequence waits for a VM worker. */
+  private wakeLoop: (() => void) | undefined;
 
   constructor(
     readonly engine: Engine,
@@ -155,10 +175,11 @@ export class DecodeLoop {
         lastYield = performance.now();
         continue;
       }
+      this.injectOffloaded(seqs);
       const items: Array<{ seq: number; tokens: number[] }> = [];
       const owners: SequenceState[] = [];
       for (const s of seqs) {
-        if (s.done) continue;
+        if (s.done || s.offloaded) continue;
         const tokens = this.chooseNext(s);
         if (tokens) {
           items.push({ seq: s.seq, tokens });
@@ -175,8 +196,20 @@ export class DecodeLoop {
       }
       yield* this.drain(seqs);
       this.active = seqs.filter((s) => !s.done);
-      // Let timers, signals and I/O run every few milliseconds; the decode itself is synchronous.
-      if (performance.now() - lastYield > YIELD_EVERY_MS) {
+      if (this.active.length > 0 && this.active.every((s) => s.offloaded?.outcome === null)) {
+        // Every sequence waits for a VM worker: sleep until an outcome, a request or a cancel.
+        const signal = this.options.signal;
+        let onAbort: (() => void) | undefined;
+        await new Promise<void>((resolve) => {
+          this.wakeLoop = onAbort = resolve;
+          void intake?.wait().then(() => resolve());
+          signal?.addEventListener("abort", onAbort, { once: true });
+        });
+        signal?.removeEventListener("abort", onAbort!);
+        this.wakeLoop = undefined;
+        lastYield = performance.now();
+      } else if (performance.now() - lastYield > YIELD_EVERY_MS) {
+        // Let timers, signals and I/O run every few milliseconds; the decode itself is synchronous.
         await new Promise<void>((resolve) => setImmediate(resolve));
         lastYield = performance.now();
       }
@@ -186,6 +219,7 @@ export class DecodeLoop {
   /** Ends a running sequence with reason "aborted" at the start of the next step. */
   cancel(seq: number): void {
     this.cancelled.add(seq);
+    this.wakeLoop?.();
   }
 
   /** Creates the sequences of new requests, evaluates their prompts and runs their hook setup. */
@@ -208,6 +242,7 @@ export class DecodeLoop {
         live: r.live,
         profile: r.profile,
         topLogprobs: r.topLogprobs,
+        tokenStats: r.tokenStats ?? this.options.tokenStats !== false,
         vectors: r.vectors,
         controlVector: r.controlVector,
       });
@@ -233,7 +268,8 @@ export class DecodeLoop {
    */
   private preserveLogits(decoding: readonly SequenceState[]): void {
     for (const s of this.active) {
-      if (s.done || s.savedLogits !== null || decoding.includes(s)) continue;
+      // A sequence waiting for a VM worker gets fresh logits from its injection's decode.
+      if (s.done || s.offloaded || s.hasSavedLogits || decoding.includes(s)) continue;
       try {
         s.saveLogits(this.engine.logits(s.seq));
       } catch {
@@ -244,9 +280,7 @@ export class DecodeLoop {
 
   /** The next-token logits of a sequence: a copy kept aside, or the engine's buffer. */
   private takeLogits(s: SequenceState): Float32Array {
-    const saved = s.savedLogits;
-    s.savedLogits = null;
-    return saved ?? this.engine.logits(s.seq);
+    return s.takeSavedLogits() ?? this.engine.logits(s.seq);
   }
 
   /**
@@ -264,7 +298,7 @@ export class DecodeLoop {
       if (!(err instanceof EngineError) || err.code !== "context-full") throw err;
       for (const s of owners) {
         // Whatever part of the batch did get in is discarded with the sequence's state.
-        s.closedRegion = null;
+        s.takeClosedRegion();
         s.finish("context-full");
       }
       return false;
@@ -309,9 +343,7 @@ export class DecodeLoop {
       engine.truncate(s.seq, keep);
       kvVectorOf(engine).set(s.seq, engine.controlVectorOf(s.seq));
       cached.length = keep;
-      s.tokens.push(...promptTokens);
-      s.promptLength = promptTokens.length;
-      s.stats.promptTokens = promptTokens.length;
+      s.setPrompt(promptTokens);
       items.push({ seq: s.seq, tokens: promptTokens.slice(keep) });
     }
     engine.decode(items);
@@ -323,7 +355,7 @@ export class DecodeLoop {
   }
 
   private runSetup(s: SequenceState, source: string): void {
-    const logits = s.savedLogits ?? this.engine.logits(s.seq);
+    const logits = s.peekSavedLogits() ?? this.engine.logits(s.seq);
     const outcome = s.runOnLogits("setup", logits, () => s.vm.run(source));
     s.recordVm("setup", "c", source, outcome);
     if (outcome.stdout)
@@ -374,11 +406,10 @@ export class DecodeLoop {
       token = s.sampler.sample(state.logits, history);
     }
     s.closeLogits();
-    const stats = this.options.tokenStats !== false || (s.options.topLogprobs ?? 0) > 0;
+    const stats = s.options.tokenStats || (s.options.topLogprobs ?? 0) > 0;
     const probability = stats ? state.probability(token) : NaN;
     const entropy = stats ? state.entropy() : NaN;
-    const step = s.step++;
-    s.sampled++;
+    const step = s.countSampled();
     if (engine.isEndOfGeneration(token)) {
       s.finish("eos");
       return null;
@@ -397,7 +428,7 @@ export class DecodeLoop {
     }
     for (const ev of events) {
       if (ev.type === "region-end" && s.closedRegion === null) {
-        s.closedRegion = ev.region;
+        s.markClosed(ev.region);
         // The token ran past the region's end: keep only the part up to it, re-tokenized.
         const end = ev.region.end;
         if (end < s.scanner.offset) {
@@ -424,11 +455,11 @@ export class DecodeLoop {
         s.events.push({ type: "region-end", seq: s.seq, region: ev.region });
       }
     }
-    if (!s.options.inject) s.closedRegion = null;
+    if (!s.options.inject) s.takeClosedRegion();
     const stop = this.findStop(s, before);
     if (stop >= 0) {
       s.scanner.rewind(stop);
-      s.closedRegion = null;
+      s.takeClosedRegion();
       s.finish("stop");
       return null;
     }
@@ -506,6 +537,7 @@ export class DecodeLoop {
   }
 
   private runHooks(s: SequenceState): void {
+    if (s.hooks.size === 0) return;
     for (const [name, left] of [...s.hooks]) {
       if (left <= 0) {
         s.hooks.delete(name);
@@ -543,14 +575,54 @@ export class DecodeLoop {
 
   /** Step 5 for every sequence whose last token closed a region. */
   private runClosedRegions(owners: SequenceState[]): void {
+    const ran: RegionRun[] = [];
+    for (const s of owners) {
+      const region = s.takeClosedRegion();
+      if (!region) continue;
+      if (this.offload(s, region)) continue;
+      const outcome = s.runOnLogits("region", this.engine.logits(s.seq), () =>
+        this.execute(s, region),
+      );
+      ran.push({ s, region, outcome });
+    }
+    this.inject(ran);
+  }
+
+  /** Starts a region on a VM worker when it cannot read the model; false: run it here. */
+  private offload(s: SequenceState, region: Region): boolean {
+    const runner = this.options.regionRunner;
+    if (!runner) return false;
+    const job = offloadJob(s, region);
+    if (!job) return false;
+    const pending: NonNullable<SequenceState["offloaded"]> = { region, outcome: null };
+    s.offloaded = pending;
+    void runner.run(job).then((outcome) => {
+      pending.outcome = outcome;
+      this.wakeLoop?.();
+    });
+    return true;
+  }
+
+  /** Injects the results that VM workers have sent back since the last step. */
+  private injectOffloaded(seqs: readonly SequenceState[]): void {
+    const ran: RegionRun[] = [];
+    for (const s of seqs) {
+      const pending = s.offloaded;
+      if (!pending || pending.outcome === null) continue;
+      s.offloaded = null;
+      if (s.done) continue;
+      s.ranElsewhere();
+      ran.push({ s, region: pending.region, outcome: pending.outcome });
+    }
+    this.inject(ran);
+  }
+
+  /** Reports each region's outcome and evaluates its result into the KV cache (one batch). */
+  private inject(ran: readonly RegionRun[]): void {
     const engine = this.engine;
     const items: Array<{ seq: number; tokens: number[] }> = [];
     const injected: Array<{ s: SequenceState; text: string; tokens: number[] }> = [];
-    for (const s of owners) {
-      const region = s.closedRegion;
-      if (!region) continue;
-      s.closedRegion = null;
-      const outcome = s.runOnLogits("region", engine.logits(s.seq), () => this.execute(s, region));
+    for (const { s, region, outcome } of ran) {
       s.recordVm("region", region.language, region.source, outcome);
       const text = formatInjection(region, outcome, { written: s.scanner.resultWritten() });
       const tokens = continuationTokens(engine, text);
@@ -607,7 +679,7 @@ export class DecodeLoop {
     kvOf(engine, s.seq).length = keep;
     this.preserveLogits([s]);
     engine.decode([{ seq: s.seq, tokens: [last] }]);
-    s.savedLogits = null;
+    s.dropSavedLogits();
     this.appendTokens(s, [last]);
   }
 

@@ -53,6 +53,7 @@ const f32x4 = {
   lane: (i: number) => [...simd(0x1f), i],
   eq: simd(0x41),
   lt: simd(0x43),
+  gt: simd(0x44),
   ge: simd(0x46),
   nearest: simd(0x6a),
   abs: simd(0xe0),
@@ -237,7 +238,7 @@ class ConstantTable {
     const key = bytes.join(",");
     let i = this.values.findIndex((v) => v.join(",") === key);
     if (i < 0) i = this.values.push(bytes) - 1;
-    if (16 * this.values.length > CONSTANT_BYTES) throw new Error("kernel constant table is full");
+    if (16 * this.values.length > TABLE_BYTES) throw new Error("kernel constant table is full");
     return [...i32c(0), ...vload(16 * i)];
   }
   f32 = (v: number) => this.load([...bytesOf(Float32Array.of(v, v, v, v))]);
@@ -247,8 +248,26 @@ class ConstantTable {
 }
 
 /** Bytes at the start of memory reserved for the kernels' constants. */
-export const CONSTANT_BYTES = 256;
+const TABLE_BYTES = 256;
 const constants = new ConstantTable();
+
+/** Parameter vectors of the exp kernels, written (each float in all four lanes) by the caller
+ * right after the constant table: loaded where used like the constants, so that TurboFan keeps
+ * no splatted value live across the loop (it spilled them and re-broadcast them every vector). */
+export const EXP_SHIFT = 0;
+export const EXP_LOW = 1;
+export const EXP_HI = 2;
+export const EXP_LO = 3;
+export const EXP_CUT = 4;
+/** fl(low − shift): the x − shift of every clamped lane. */
+export const EXP_FLOOR = 5;
+const PARAM_VECTORS = 6;
+const param = (i: number) => [...i32c(0), ...vload(TABLE_BYTES + 16 * i)];
+
+/** Bytes at the start of memory reserved for the kernels' constants and parameters: callers
+ * put their buffers after them and write parameter i at PARAMS_AT + 16·i. */
+export const PARAMS_AT = TABLE_BYTES;
+export const CONSTANT_BYTES = TABLE_BYTES + 16 * PARAM_VECTORS;
 
 /** Locals of one lane group of the exp: the clamped x − shift, and three scratch vectors. */
 interface ExpLocals {
@@ -259,12 +278,11 @@ interface ExpLocals {
 }
 
 /** Leaves 2^((x − shift)·scale·log2 e) on the stack for the vector at p + offset; `dx` keeps
- * x − shift (clamped, finite). vShift, vLow, vHi, vLo are the splatted parameters. */
+ * x − shift (clamped, finite). The parameters are loaded from memory (EXP_*). */
 function exp2At(
   offset: number,
   p: number,
   { dx, t, f, f2 }: ExpLocals,
-  [vShift, vLow, vHi, vLo]: number[],
   { f32: c }: ConstantTable,
 ): number[] {
   const term = (i: number) => [
@@ -276,14 +294,14 @@ function exp2At(
   ];
   return [
     // dx = max(x, low) − shift; y = dx·hi, rounded to t's low mantissa bits.
-    ...get(vLow!),
+    ...param(EXP_LOW),
     ...get(p),
     ...vload(offset),
     ...f32x4.pmax,
-    ...get(vShift!),
+    ...param(EXP_SHIFT),
     ...f32x4.sub,
     ...tee(dx),
-    ...get(vHi!),
+    ...param(EXP_HI),
     ...f32x4.mul,
     ...tee(f),
     ...c(ROUNDING_MAGIC),
@@ -296,7 +314,7 @@ function exp2At(
     ...f32x4.sub,
     ...f32x4.sub,
     ...get(dx),
-    ...get(vLo!),
+    ...param(EXP_LO),
     ...f32x4.mul,
     ...f32x4.add,
     ...tee(f),
@@ -327,25 +345,26 @@ function exp2At(
  * signs), for one promotion per CHUNK vectors instead of one per vector. */
 const CHUNK = 8;
 
-/** Vectors per iteration of the exp kernels: two overlap their dependency chains without
- * running out of registers. */
-const UNROLL = 2;
+/** Vectors per iteration of the exp kernels: with the parameters loaded from memory, one
+ * vector keeps every value in a register, and the out-of-order core overlaps iterations. */
+const UNROLL = 1;
 
 /**
- * 2^((x − shift)·(hi + lo)) over n floats at p (n a multiple of BLOCK), x clamped to `low`,
- * 0 for x below `cut` (which the caller keeps ≥ low, so that masked, NaN and negligible tokens
- * weigh exactly 0). `expStats` writes Σe and Σe·(x − shift) (f64) to sums[0] and sums[1];
- * `expWeights` stores each weight to out, each block's Σe to sums[2 + block] and Σe to sums[0]. One vector per iteration keeps every value in a register
- * (TurboFan spills when several are interleaved).
+ * 2^((x − shift)·(hi + lo)) over n floats at p (n a multiple of BLOCK), x clamped to `low`;
+ * the parameters are read from memory (EXP_* at PARAMS_AT). Tokens clamped to `low` (masked,
+ * NaN, or more than 86 nats down) weigh exactly 0. `expStats` writes Σe and Σe·(x − shift)
+ * (f64) to sums[0] and sums[1]. `expWeights` also gives 0 to tokens below `cut` (which the
+ * caller keeps ≥ low), stores each weight to out, each block's Σe to sums[2 + block] and Σe to
+ * sums[0].
  */
 function expKernel(name: string, store: boolean): KernelFn {
-  const [p, n, shift, low, hi, lo, out, sums, cut] = [0, 1, 2, 3, 4, 5, 6, 7, 8];
-  let next = 9;
+  const [p, n, out, sums] = [0, 1, 2, 3];
+  let next = 4;
   const local = () => next++;
   const [end, blockEnd, chunkEnd, blockPtr] = [local(), local(), local(), local()];
   const [zBlock, blockSum] = [local(), local()];
-  const vectors = Array.from({ length: 12 }, local);
-  const [vShift, vLow, vHi, vLo, vCut, z, w, e, tmp, zf, wf] = vectors;
+  const vectors = Array.from({ length: 7 }, local);
+  const [z, w, e, tmp, zf, wf] = vectors;
   const lanes = Array.from({ length: UNROLL }, (): ExpLocals => ({
     dx: local(),
     t: local(),
@@ -353,15 +372,33 @@ function expKernel(name: string, store: boolean): KernelFn {
     f2: local(),
   }));
   const weightAt = (offset: number, lane: ExpLocals) => [
-    ...exp2At(offset, p, lane, [vShift!, vLow!, vHi!, vLo!], constants),
-    ...get(p),
-    ...vload(offset),
-    ...get(vCut!),
-    ...f32x4.ge,
-    ...v128.and,
+    ...exp2At(offset, p, lane, constants),
     ...(store
-      ? [...tee(e!), ...set(tmp!), ...get(out), ...get(tmp!), ...vstoreAt(offset)]
-      : [...tee(e!), ...get(lane.dx), ...f32x4.mul, ...get(wf!), ...f32x4.add, ...set(wf!)]),
+      ? [
+          ...get(p),
+          ...vload(offset),
+          ...param(EXP_CUT),
+          ...f32x4.ge,
+          ...v128.and,
+          ...tee(e!),
+          ...set(tmp!),
+          ...get(out),
+          ...get(tmp!),
+          ...vstoreAt(offset),
+        ]
+      : [
+          // Clamped lanes (dx at its floor) weigh exactly 0: x − shift is in a register, x not.
+          ...get(lane.dx),
+          ...param(EXP_FLOOR),
+          ...f32x4.gt,
+          ...v128.and,
+          ...tee(e!),
+          ...get(lane.dx),
+          ...f32x4.mul,
+          ...get(wf!),
+          ...f32x4.add,
+          ...set(wf!),
+        ]),
     ...get(zf!),
     ...get(e!),
     ...f32x4.add,
@@ -410,20 +447,17 @@ function expKernel(name: string, store: boolean): KernelFn {
       ];
   const body = [
     ...endOf(p, n, end),
-    ...splatInto(shift, vShift!),
-    ...splatInto(low, vLow!),
-    ...splatInto(hi, vHi!),
-    ...splatInto(lo, vLo!),
-    ...splatInto(cut, vCut!),
     ...get(sums),
     ...set(blockPtr),
     ...zero(z!),
     ...zero(w!),
+    ...zero(zf!),
+    ...zero(wf!),
     ...blockLoop,
   ];
   return {
     name,
-    params: [I32, I32, F32, F32, F32, F32, I32, I32, F32],
+    params: [I32, I32, I32, I32],
     results: [],
     locals: [
       ...[I32, I32, I32, I32, F64, F64],
@@ -439,14 +473,13 @@ function expKernel(name: string, store: boolean): KernelFn {
  * float whose bits are (y + 127)·2^23 is 2^k·(1 + f) (k = ⌊y⌋, f = y − k), the chord of 2^y,
  * which lies above it and at most 6.2% over. `a` = scale·log2 e·2^23 and `b` = 127·2^23 plus a
  * margin for the roundings of the three float32 operations; the saturating conversion turns
- * NaN, −Infinity and everything below 2^−127 into 0. Lanes below `cut` are 0. Stores each
- * bound to out, each block's Σ (f32 within the block) to sums[2 + block], the total (f64) to
+ * NaN, −Infinity and everything below 2^−127 into 0. Stores each bound to out, each block's Σ (f32 within the block) to sums[2 + block], the total (f64) to
  * sums[0].
  */
 function boundsKernel(): KernelFn {
-  const [p, n, shift, a, b, out, sums, cut] = [0, 1, 2, 3, 4, 5, 6, 7];
-  const [end, blockEnd, blockPtr, total, blockSum, vShift, vA, vB, vCut, acc, x, vZero] = [
-    8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19,
+  const [p, n, shift, a, b, out, sums] = [0, 1, 2, 3, 4, 5, 6];
+  const [end, blockEnd, blockPtr, total, blockSum, vShift, vA, vB, acc, x, vZero] = [
+    7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17,
   ];
   const vector = [
     ...get(out),
@@ -462,10 +495,6 @@ function boundsKernel(): KernelFn {
     ...f32x4.add,
     ...f32x4.pmax, // max(0, u): NaN and everything below 2^−127 become 0
     ...f32x4.truncSat,
-    ...get(x),
-    ...get(vCut),
-    ...f32x4.ge,
-    ...v128.and,
     ...tee(x),
     ...vstore,
     ...get(acc),
@@ -490,15 +519,14 @@ function boundsKernel(): KernelFn {
   ];
   return {
     name: "bounds",
-    params: [I32, I32, F32, F32, F32, I32, I32, F32],
+    params: [I32, I32, F32, F32, F32, I32, I32],
     results: [],
-    locals: [I32, I32, I32, F64, F64, V128, V128, V128, V128, V128, V128, V128],
+    locals: [I32, I32, I32, F64, F64, V128, V128, V128, V128, V128, V128],
     body: [
       ...endOf(p, n, end),
       ...splatInto(shift, vShift),
       ...splatInto(a, vA),
       ...splatInto(b, vB),
-      ...splatInto(cut, vCut),
       ...get(sums),
       ...set(blockPtr),
       ...eachBlock(p, end, blockEnd, [

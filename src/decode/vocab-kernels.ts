@@ -2,19 +2,20 @@
 // that make each full-vocabulary pass run at close to memory speed. A Sampler and a LogitState
 // each own one; nothing here allocates after construction.
 import { Wasm, PAGE, type WasmModule } from "../vm/wasm-api.js";
-import { BLOCK, CONSTANT_BYTES, encodeKernelModule } from "./simd-module.js";
+import {
+  BLOCK,
+  CONSTANT_BYTES,
+  EXP_CUT,
+  EXP_FLOOR,
+  EXP_HI,
+  EXP_LO,
+  EXP_LOW,
+  EXP_SHIFT,
+  PARAMS_AT,
+  encodeKernelModule,
+} from "./simd-module.js";
 
-type ExpKernel = (
-  p: number,
-  n: number,
-  shift: number,
-  low: number,
-  hi: number,
-  lo: number,
-  out: number,
-  sums: number,
-  cut: number,
-) => void;
+type ExpKernel = (p: number, n: number, out: number, sums: number) => void;
 
 interface KernelExports {
   blockMax(p: number, n: number, out: number): number;
@@ -28,7 +29,6 @@ interface KernelExports {
     b: number,
     out: number,
     sums: number,
-    cut: number,
   ): void;
   collect(p: number, n: number, threshold: number, below: number, out: number): number;
   massAbove(p: number, w: number, n: number, threshold: number): number;
@@ -87,6 +87,8 @@ export class VocabBuffers {
   /** A second vocabulary-sized buffer (for diffs against a snapshot), when asked for. */
   readonly scratch: Float32Array | undefined;
   private readonly sums: Float64Array;
+  /** The exp kernels' parameter vectors (EXP_*), four lanes each. */
+  private readonly params: Float32Array;
   private readonly k: KernelExports;
   private readonly at: {
     sums: number;
@@ -123,6 +125,7 @@ export class VocabBuffers {
     this.at = at;
     const buf = memory.buffer;
     this.sums = new Float64Array(buf, at.sums, sumsBytes / 8);
+    this.params = new Float32Array(buf, PARAMS_AT, CONSTANT_BYTES / 4 - PARAMS_AT / 4);
     this.blockSums = this.sums.subarray(2, 2 + blocks);
     this.blockMaxima = new Float32Array(buf, at.maxima, blocks);
     new Float32Array(buf, at.logits, this.padded).fill(-Infinity);
@@ -150,20 +153,28 @@ export class VocabBuffers {
     return -1;
   }
 
-  /** The kernel parameters of exp((x − shift)·scale): the clamp and scale·log2 e split into a
-   * float32 and its remainder. */
-  private expParams(shift: number, scale: number): [number, number, number] {
+  /** Writes the exp kernels' parameters for exp((x − shift)·scale): the clamp 86 nats down,
+   * scale·log2 e split into a float32 and its remainder, and the cut (kept at or above the
+   * clamp, and rounded up so that the kernels' float32 comparison means x ≥ cut). */
+  private setExpParams(shift: number, scale: number, cut: number): void {
     const a = scale * Math.LOG2E;
     const hi = Math.fround(a);
-    return [Math.fround(shift - FLOOR_NATS / scale), hi, Math.fround(a - hi)];
+    const low = Math.fround(shift - FLOOR_NATS / scale);
+    const params = this.params;
+    const put = (at: number, v: number) => params.fill(v, 4 * at, 4 * at + 4);
+    put(EXP_SHIFT, shift);
+    put(EXP_LOW, low);
+    put(EXP_HI, hi);
+    put(EXP_LO, a - hi);
+    put(EXP_CUT, float32AtLeast(Math.max(cut, low)));
+    put(EXP_FLOOR, Math.fround(low - Math.fround(shift)));
   }
 
   /** Σ exp((x − shift)·scale) and Σ exp(·)·(x − shift)·scale over the logits (f64 sums);
    * logits more than 86 nats below the shift are left out (each weighs under e^−86). */
   expStats(shift: number, scale: number): { z: number; weighted: number } {
-    const [low, hi, lo] = this.expParams(shift, scale);
-    const { logits, sums } = this.at;
-    this.k.expStats(logits, this.padded, shift, low, hi, lo, 0, sums, float32AtLeast(low));
+    this.setExpParams(shift, scale, -Infinity);
+    this.k.expStats(this.at.logits, this.padded, 0, this.at.sums);
     return { z: this.sums[0]!, weighted: this.sums[1]! * scale };
   }
 
@@ -171,21 +182,20 @@ export class VocabBuffers {
    * nats below the shift, and `blockSums`; returns their sum. */
   expWeights(shift: number, scale: number, cut = -Infinity): number {
     const { logits, weights, sums } = this.at;
-    const [low, hi, lo] = this.expParams(shift, scale);
-    const from = float32AtLeast(Math.max(cut, low));
-    this.k.expWeights(logits, this.padded, shift, low, hi, lo, weights, sums, from);
+    this.setExpParams(shift, scale, cut);
+    this.k.expWeights(logits, this.padded, weights, sums);
     return this.sums[0]!;
   }
 
   /** Fills `weights` with upper bounds of exp((x − shift)·scale) (each at most 6.2% over, 0
-   * below `cut` and for NaN), and `blockSums` with their sums per block; returns the total.
+   * for NaN and −Infinity), and `blockSums` with their sums per block; returns the total.
    * Drawing from the bounds and accepting with probability weight ÷ bound samples the exact
    * distribution for a fraction of the cost of the exponentials. */
-  expBounds(shift: number, scale: number, cut = -Infinity): number {
+  expBounds(shift: number, scale: number): number {
     const { logits, weights, sums } = this.at;
     const a = Math.fround(scale * Math.LOG2E * 2 ** 23);
     const b = 127 * 2 ** 23 + BOUND_MARGIN;
-    this.k.bounds(logits, this.padded, shift, a, b, weights, sums, float32AtLeast(cut));
+    this.k.bounds(logits, this.padded, shift, a, b, weights, sums);
     return this.sums[0]!;
   }
 
@@ -217,6 +227,14 @@ export class VocabBuffers {
   massAbove(threshold: number): number {
     const from = float32AtLeast(threshold);
     return this.k.massAbove(this.at.logits, this.at.weights, this.padded, from);
+  }
+
+  /** Σ weights of the tokens whose logit is above `logit` (strictly). */
+  massAboveLogit(logit: number): number {
+    floatOf[0] = logit;
+    bitsOf[0]! += logit > 0 ? 1 : logit < 0 ? -1 : 0; // one ulp up (float32)
+    const above = logit === 0 ? 1.401298464324817e-45 : floatOf[0]!;
+    return this.k.massAbove(this.at.logits, this.at.weights, this.padded, above);
   }
 
   /** Σ |logits − scratch| (f64). */

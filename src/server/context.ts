@@ -9,6 +9,8 @@ import type { ServerLimits } from "./request-plan.js";
 import type { Scheduler } from "./scheduler.js";
 import type { SessionStore } from "./sessions.js";
 import type { VectorRegistry } from "./vectors.js";
+import { VmWorkerRunner } from "../vm/worker-runner.js";
+import { availableParallelism } from "node:os";
 
 /** The parts of the context that exist once the model is loaded. */
 export interface LoadedModel {
@@ -35,6 +37,10 @@ export class ServerContext {
   private model: LoadedModel | undefined;
   /** Unix seconds. */
   readonly startedAt = Math.floor(Date.now() / 1000);
+  /** VM workers for /v1/exec and for regions that do not read the model, so that a program
+   * computing for seconds stalls no stream. At least two, so that one such program does not
+   * hold up every other request's regions; started on demand. */
+  readonly vmWorkers = new VmWorkerRunner({ poolSize: Math.max(2, availableParallelism()) });
 
   constructor(
     readonly metrics: ServerMetrics,

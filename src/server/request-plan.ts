@@ -174,6 +174,8 @@ function plan(
       inject: ext.inject ?? true,
       profile: ext.profile ?? limits.defaultProfile,
       topLogprobs: Math.max(0, logprobs),
+      // Each token's probability and entropy cost a pass over the vocabulary: only when asked.
+      tokenStats: logprobs >= 0 || (ext.tokens ?? false),
       controlVector: vectors.combine(ext.controlVectors ?? []),
       vectors: vectors.size > 0 ? vectors.library : undefined,
     },

@@ -8,6 +8,7 @@ import type { DecodeEvent, DoneEvent } from "../decode/events.js";
 import type { LiveVm } from "../decode/sequence.js";
 import { ApiError } from "./errors.js";
 import type { ServerMetrics } from "./metrics.js";
+import type { VmWorkerRunner } from "../vm/worker-runner.js";
 
 export type CancelReason = "disconnect" | "deadline" | "error";
 
@@ -46,6 +47,8 @@ export interface SchedulerOptions {
   metrics: ServerMetrics;
   /** Activations the engine records for glass-box reads (default: none, the fastest). */
   observe?: ObserveOptions;
+  /** Runs regions that do not read the model off the loop's thread (see DecodeLoopOptions). */
+  regionRunner?: VmWorkerRunner;
 }
 
 function sharedPrefix(a: readonly number[], b: readonly number[]): number {
@@ -68,6 +71,7 @@ export class Scheduler {
   private readonly runner: Promise<void>;
   private readonly metrics: ServerMetrics;
   private readonly observe: ObserveOptions;
+  private readonly regionRunner: VmWorkerRunner | undefined;
 
   constructor(
     readonly engine: Engine,
@@ -82,6 +86,7 @@ export class Scheduler {
       kv: false,
       finalNorm: false,
     };
+    this.regionRunner = options.regionRunner;
     for (let s = 0; s < this.slots; s++) this.free.add(s);
     this.metrics.slots.set(this.slots);
     this.runner = this.runLoop();
@@ -206,7 +211,9 @@ export class Scheduler {
 
   private wait(): Promise<boolean> {
     if (this.closed) return Promise.resolve(false);
-    if (this.queue.length > 0) return Promise.resolve(true);
+    // The loop also waits while its sequences wait for VM workers: a request it cannot take
+    // yet (no free slot) must not wake it at once, or it would spin.
+    if (this.queue.length > 0 && this.free.size > 0) return Promise.resolve(true);
     return new Promise((resolve) => {
       this.wake = (more) => {
         this.wake = undefined;
@@ -250,7 +257,10 @@ export class Scheduler {
   private async runLoop(): Promise<void> {
     const intake = { take: () => this.take(), wait: () => this.wait() };
     while (!this.closed) {
-      const loop = new DecodeLoop(this.engine, { observe: this.observe });
+      const loop = new DecodeLoop(this.engine, {
+        observe: this.observe,
+        regionRunner: this.regionRunner,
+      });
       this.loop = loop;
       try {
         for await (const ev of loop.run([], intake)) this.dispatch(ev);

@@ -7,7 +7,7 @@ import type { LlamaEngine } from "../engine/open.js";
 import type { VmProfileName } from "../vm/limits.js";
 import { buildApp, type ServerApp } from "./app.js";
 import { ServerContext, modelIdOf, type LoadedModel } from "./context.js";
-import { createMetrics, type ServerMetrics } from "./metrics.js";
+import { createMetrics } from "./metrics.js";
 import { Scheduler } from "./scheduler.js";
 import { SessionStore } from "./sessions.js";
 import { VectorRegistry, splitVectorArguments } from "./vectors.js";
@@ -103,7 +103,7 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
     });
     applyToContext(global, engine);
     const vectors = new VectorRegistry(named, engine);
-    context.attach(loadedModel(engine, context.metrics, options, slots, vectors));
+    context.attach(loadedModel(engine, context, options, slots, vectors));
   } catch (err) {
     await app.close();
     engine?.dispose();
@@ -120,6 +120,7 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
       if (closed) return;
       closed = true;
       await context.scheduler.close();
+      await context.vmWorkers.close();
       await app.close();
       loaded.dispose();
     },
@@ -128,7 +129,7 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
 
 function loadedModel(
   engine: LlamaEngine,
-  metrics: ServerMetrics,
+  context: ServerContext,
   options: ServeOptions,
   slots: number,
   vectors: VectorRegistry,
@@ -138,7 +139,8 @@ function loadedModel(
   return {
     engine,
     scheduler: new Scheduler(engine, {
-      metrics,
+      metrics: context.metrics,
+      regionRunner: context.vmWorkers,
       queueLimit: options.queueLimit,
       observe: options.glassBox ? all : none,
     }),

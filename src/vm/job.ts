@@ -14,7 +14,14 @@ export type VmLanguage = "c" | "lisp" | "calc";
 export type PlainVmOptions = Omit<VmOptions, "intrinsics">;
 
 export type VmJob =
-  | { language: "c"; source: string; options?: PlainVmOptions }
+  | {
+      language: "c";
+      source: string;
+      options?: PlainVmOptions;
+      /** Earlier blocks whose definitions the program sees; adopted, not run (see
+       * VmSession.adoptDefinitions). */
+      prelude?: readonly string[];
+    }
   | { language: "lisp"; source: string; options?: LispOptions }
   | { language: "calc"; source: string; options?: CalcOptions };
 
@@ -22,7 +29,7 @@ export type VmJob =
 export function runJob(job: VmJob): VmOutcome {
   switch (job.language) {
     case "c":
-      return runCOnThisThread(job.source, job.options);
+      return runCOnThisThread(job.source, job.options, job.prelude);
     case "lisp":
       return runLisp(job.source, job.options);
     case "calc":

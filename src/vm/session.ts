@@ -39,6 +39,13 @@ export interface VmOptions {
 /** Ints visible to C code as the global `memory[]`; they survive from block to block. */
 export const MEMORY_INTS = 256;
 
+/** The tables of a session's scope that blocks add to. */
+const SCOPE_KINDS = ["funcs", "vars", "typedefs", "tags", "enumConsts"] as const;
+type ScopeKind = (typeof SCOPE_KINDS)[number];
+
+/** Names whose use reads or changes what one run leaves for the next (besides globals). */
+const RUN_STATE_NAMES: ReadonlySet<string> = new Set(["memory", "rand", "srand"]);
+
 /** Fuel handed out per refill: small enough that the wall clock is checked every few ms. */
 const FUEL_CHUNK = 1_000_000;
 
@@ -196,7 +203,7 @@ export class VmSession {
     // Commit: the block compiled, so its definitions and globals become part of the session.
     parsed.scope.funcs.delete(ENTRY_NAME);
     for (const init of parsed.inits) this.mem.writeBytes(init.addr, init.bytes);
-    this.scope = parsed.scope;
+    this.scope = parsed.scope.commit();
     if (parsed.defined.length > 0 || parsed.inits.length > 0) this.version++;
     stats.compileMs = now() - t0;
     if (!root) {
@@ -240,27 +247,104 @@ export class VmSession {
    * Lets a caller report a broken program before starting work that depends on it.
    */
   check(source: string): VmError | undefined {
-    let scratch = 16;
     try {
-      parse(
-        preprocess(tokenize(source)),
-        this.scope,
-        this.parseContext(
-          (size, align) => {
-            scratch = Math.ceil(scratch / align) * align;
-            const p = scratch;
-            scratch += Math.max(size, 1);
-            return p;
-          },
-          () => {},
-        ),
-      );
+      this.dryParse(preprocess(tokenize(source)));
       return undefined;
     } catch (e) {
       if (e instanceof RangeError && /call stack/i.test(e.message))
         return { kind: "syntax", message: "program is nested too deeply", line: 0, column: 0 };
       return toVmError(e, "syntax");
     }
+  }
+
+  /**
+   * Commits a block's definitions without running it, so that it can run in a fresh sandbox
+   * elsewhere (a VM worker) and leave this session just as running it here would. That holds
+   * when the block names no intrinsic (they read the model), none of the state a run changes
+   * (memory[], rand's seed), nothing defined by code that ran here, and declares no global
+   * variable; then the worker needs only the earlier adopted blocks' definitions. Returns those
+   * blocks (the prelude to adopt there first), or null, keeping nothing, for any other block,
+   * one that does not compile, and every block once code run here redefined an adopted name.
+   */
+  adoptDefinitions(source: string): readonly string[] | null {
+    try {
+      if (!this.adoptionIntact()) return null;
+      for (const t of preprocess(tokenize(source)))
+        if (t.kind === "ident" && !this.sameElsewhere(t.text)) return null;
+      if (this.dryParse(preprocess(tokenize(source))).inits.length > 0) return null;
+      const before = this.scope;
+      const parsed = parse(
+        preprocess(tokenize(source)),
+        this.scope,
+        this.parseContext(
+          (size, align) => {
+            const p = this.mem.allocStatic(size, align);
+            if (p === 0) throw new CompileError("limit", "out of memory for globals", 0, 0);
+            return p;
+          },
+          (addr, bytes) => this.mem.writeBytes(addr, bytes),
+        ),
+      );
+      parsed.scope.funcs.delete(ENTRY_NAME);
+      this.scope = parsed.scope;
+      if (parsed.defined.length > 0) this.version++;
+      const prelude = [...this.adoptedBlocks];
+      let changed = false;
+      for (const kind of SCOPE_KINDS)
+        for (const [name, def] of this.scope[kind])
+          if (before[kind].get(name) !== def) {
+            this.adopted.set(`${kind} ${name}`, def);
+            changed = true;
+          }
+      if (changed) this.adoptedBlocks.push(source);
+      return prelude;
+    } catch {
+      return null;
+    }
+  }
+
+  /** Definitions adopted from blocks run elsewhere ("kind name" → the definition). */
+  private readonly adopted = new Map<string, unknown>();
+  /** The adopted blocks that defined something, in order. */
+  private readonly adoptedBlocks: string[] = [];
+
+  /** False once code run here replaced an adopted definition (a worker would see the old one). */
+  private adoptionIntact(): boolean {
+    for (const [key, def] of this.adopted) {
+      const [kind, name] = key.split(" ") as [ScopeKind, string];
+      if (this.scope[kind].get(name) !== def) return false;
+    }
+    return true;
+  }
+
+  /** Whether `name` means the same in a fresh session that adopted the same blocks. */
+  private sameElsewhere(name: string): boolean {
+    if (KNOWN_INTRINSICS.has(name) || RUN_STATE_NAMES.has(name)) return false;
+    const base = baseScope();
+    for (const kind of SCOPE_KINDS) {
+      const here = this.scope[kind].get(name);
+      if (here === undefined || here === base[kind].get(name)) continue;
+      if (this.adopted.get(`${kind} ${name}`) !== here) return false;
+    }
+    return true;
+  }
+
+  /** Parses against this session's definitions with globals at scratch addresses; keeps nothing. */
+  private dryParse(tokens: ReturnType<typeof preprocess>): ReturnType<typeof parse> {
+    let scratch = 16;
+    return parse(
+      tokens,
+      this.scope,
+      this.parseContext(
+        (size, align) => {
+          scratch = Math.ceil(scratch / align) * align;
+          const p = scratch;
+          scratch += Math.max(size, 1);
+          return p;
+        },
+        () => {},
+      ),
+    );
   }
 
   private parseContext(
@@ -357,15 +441,18 @@ export class VmSession {
       if (!this.bridgeTarget.host[name])
         throw new CompileError("type", `library function '${name}' is not available`, 0, 0);
     const intrinsicNs: Record<string, unknown> = {};
-    const ctx = makeIntrinsicContext(this.mem, {
-      hasFunction: (n) => this.hasFunction(n),
-      print: (text) => this.host.out.write(Buffer.from(text, "utf8")),
-    });
+    const ctx =
+      compiled.imports.length === 0
+        ? null
+        : makeIntrinsicContext(this.mem, {
+            hasFunction: (n) => this.hasFunction(n),
+            print: (text) => this.host.out.write(Buffer.from(text, "utf8")),
+          });
     for (const imp of compiled.imports) {
       const def = this.intrinsics.get(imp.name)!;
       const isVoid = def.ty.ret!.kind === "void";
       intrinsicNs[imp.name] = (...args: number[]) => {
-        const r = def.impl(ctx, ...args);
+        const r = def.impl(ctx!, ...args);
         if (isVoid || r === undefined) return isVoid ? undefined : 0;
         return typeof r === "bigint" ? Number(r) : r;
       };
@@ -550,18 +637,35 @@ function hostBridge(): unknown {
 function compileModule(bytes: Uint8Array, optimize: boolean): object {
   // Identical bytes (the same block again, a hook recompiled after an unrelated change) reuse
   // the compiled module; instances are still fresh, and memory is bound at instantiation.
-  const key = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("base64");
+  const key = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("latin1");
   const hit = moduleCache.get(key);
   if (hit) {
     moduleCache.delete(key);
     moduleCache.set(key, hit);
     return hit;
   }
+  if (!lazyValidation) lazyValidation = enableLazyValidation();
   const module = optimize ? compileOptimized(bytes) : new Wasm.Module(bytes);
   noteModuleCompiled();
   moduleCache.set(key, module);
   if (moduleCache.size > MODULE_CACHE_SIZE) moduleCache.delete(moduleCache.keys().next().value!);
   return module;
+}
+
+let lazyValidation = false;
+
+/** Lets V8 validate a function's body when it first compiles it (at its first call, as Liftoff
+ * compiles lazily) instead of validating every body up front: about 40% of WebAssembly.Module's
+ * time for a short block, and functions a block never calls are never validated. Bodies are
+ * still validated before they run, so an invalid module still fails, at its first call. The
+ * flag is process-wide and set once: toggling V8 flags costs about 12 µs each time. */
+function enableLazyValidation(): boolean {
+  try {
+    v8.setFlagsFromString("--wasm-lazy-validation");
+  } catch {
+    /* flags frozen: V8 validates eagerly, which is only slower */
+  }
+  return true;
 }
 
 const MODULE_CACHE_SIZE = 64;
@@ -770,7 +874,11 @@ function toVmError(e: unknown, fallback: VmErrorKind): VmError {
 
 /** Runs one block in a fresh session on the calling thread (runC in run-c.ts adds the retry on a
  * big stack). */
-export function runCOnThisThread(source: string, options?: VmOptions): VmOutcome {
+export function runCOnThisThread(
+  source: string,
+  options?: VmOptions,
+  prelude: readonly string[] = [],
+): VmOutcome {
   let session: VmSession;
   try {
     session = new VmSession(options);
@@ -783,5 +891,7 @@ export function runCOnThisThread(source: string, options?: VmOptions): VmOutcome
       stats: { compileMs: 0, runMs: 0, instructions: 0, memoryBytes: 0 },
     };
   }
+  // Blocks another session adopted before handing this one over (see adoptDefinitions).
+  for (const block of prelude) session.adoptDefinitions(block);
   return session.run(source);
 }

@@ -192,6 +192,11 @@ export class LlamaEngine implements Engine {
   private readonly batchStruct: Record<string, unknown>;
   private readonly textBuf = Buffer.alloc(1024);
   private tokenBuf = new Int32Array(1024);
+  /** Each token's text (rendered without specials), filled as tokens are seen: the decode loop
+   * asks for every sampled token's, and a native call and a Buffer each time add up. */
+  private readonly pieces: Array<string | undefined> = [];
+  /** Per token: 0 not asked yet, 1 not end-of-generation, 2 end-of-generation. */
+  private eog: Uint8Array | undefined;
 
   constructor(
     private readonly api: LlamaApi,
@@ -413,13 +418,20 @@ export class LlamaEngine implements Engine {
   }
 
   tokenText(token: Token, options: { renderSpecial?: boolean } = {}): string {
-    return this.tokenBytes(token, options).toString("utf8");
+    if (options.renderSpecial) return this.tokenBytes(token, options).toString("utf8");
+    this.live();
+    return (this.pieces[token] ??= this.tokenBytes(token).toString("utf8"));
   }
 
   isEndOfGeneration(token: Token): boolean {
     this.live();
     this.checkToken(token);
-    return this.api.llama_vocab_is_eog(this.vocab, token);
+    this.eog ??= new Uint8Array(this.capabilities.nVocab);
+    const known = this.eog[token]!;
+    if (known !== 0) return known === 2;
+    const is = this.api.llama_vocab_is_eog(this.vocab, token) as boolean;
+    this.eog[token] = is ? 2 : 1;
+    return is;
   }
 
   isControl(token: Token): boolean {
