@@ -1,9 +1,11 @@
-// Memory of a long-lived process that runs many never-seen C programs: resident memory (RSS)
-// and JS heap after the first 1,000 programs and after the full count, through runC (a fresh
-// sandbox each) and through one VmSession (REPL semantics, as a chat or server session).
+// Memory of a long-lived process that runs many never-seen C programs: resident memory (RSS),
+// JS heap and external memory after the first 1,000 programs and after the full count, through
+// runC (a fresh sandbox each) and through one VmSession (REPL semantics, as a chat or server
+// session), with the full collections src/vm/reclaim.ts ran.
 // Run: node --expose-gc dist/bench/vm-memory.js [count]   (default 100,000)
 import { loadavg } from "node:os";
 import { VmSession, runC } from "../src/vm/index.js";
+import { collections } from "../src/vm/reclaim.js";
 import { neverSeenProgram } from "./vm-programs.js";
 
 const COUNT = Math.max(2000, Number(process.argv[2] ?? 100_000));
@@ -13,25 +15,38 @@ if (!gc)
     "vm-memory: run with node --expose-gc so that the heap is measured after a collection",
   );
 
-function snapshot(): { rss: number; heap: number } {
+const MB = 2 ** 20;
+
+function snapshot(): { rss: number; heap: number; external: number } {
   gc?.();
   const m = process.memoryUsage();
-  return { rss: m.rss / 2 ** 20, heap: m.heapUsed / 2 ** 20 };
+  return { rss: m.rss / MB, heap: m.heapUsed / MB, external: m.external / MB };
 }
 
 function measure(label: string, run: (i: number) => void): void {
   let first = snapshot();
+  let firstCollections = collections();
   const t0 = performance.now();
   for (let i = 0; i < COUNT; i++) {
     run(i);
-    if (i === 999) first = snapshot();
+    if (i === 999) {
+      first = snapshot();
+      firstCollections = collections();
+    }
   }
   const last = snapshot();
-  const perRun = ((last.rss - first.rss) * 2 ** 20) / (COUNT - 1000);
+  const perRun = (key: keyof typeof last): string => {
+    const bytes = ((last[key] - first[key]) * MB) / (COUNT - 1000);
+    return `${bytes >= 0 ? "+" : ""}${bytes.toFixed(0)} B/program`;
+  };
+  const span = (key: keyof typeof last): string =>
+    `${first[key].toFixed(1)} → ${last[key].toFixed(1)} MB (${perRun(key)})`;
+  const runs = collections() - firstCollections;
   console.log(
-    `${label}: RSS ${first.rss.toFixed(1)} MB after 1,000 → ${last.rss.toFixed(1)} MB after ${COUNT.toLocaleString("en")} ` +
-      `(${perRun >= 0 ? "+" : ""}${perRun.toFixed(0)} bytes/program; target: within 10 MB), ` +
-      `JS heap ${first.heap.toFixed(1)} → ${last.heap.toFixed(1)} MB, ${((performance.now() - t0) / COUNT).toFixed(2)} ms/program`,
+    `${label}: after 1,000 → after ${COUNT.toLocaleString("en")}: RSS ${span("rss")}, ` +
+      `JS heap ${span("heap")}, external ${span("external")}; ` +
+      `RSS target: within 10 MB (${(last.rss - first.rss).toFixed(1)} MB); ` +
+      `${runs} reclaiming collections; ${((performance.now() - t0) / COUNT).toFixed(2)} ms/program`,
   );
 }
 

@@ -21,6 +21,7 @@ import { OutputBuffer, hostLibrary, type HostState } from "./host.js";
 import { IntrinsicRegistry, KNOWN_INTRINSICS, makeIntrinsicContext } from "./intrinsics.js";
 import { resolveLimits, type VmLimits, type VmProfileName } from "./limits.js";
 import { NULL_GUARD, VmMemory } from "./memory.js";
+import { noteModuleCompiled } from "./reclaim.js";
 import { onBigStack } from "./stack.js";
 import type { VmError, VmErrorKind, VmOutcome, VmStats, VmValue } from "./result.js";
 import { Wasm, type WasmGlobal, type WasmInstance } from "./wasm-api.js";
@@ -589,10 +590,17 @@ let bridgeImports: Record<string, Record<string, unknown>> | null = null;
 let bridgeUses = 0;
 /** Blocks instantiated against one bridge table before a fresh table replaces it. V8 keeps
  * every instance that imports a table reachable from that table (so a table.set can reach their
- * dispatch tables): one table for the whole process kept every block ever run alive, about
- * 2.5 KB each. A table shared by at most this many blocks bounds that, and costs one small
- * instantiation per this many blocks. */
-const BRIDGE_TABLE_USES = 128;
+ * dispatch tables), and with each instance its memory: one table for the whole process kept
+ * every block ever run alive, about 2.5 KB each, and with 128 blocks per table up to 128 dead
+ * runC sandboxes (1.2 MB of wasm memory each) waited for the table to be replaced. A fresh
+ * table costs one small instantiation, a few µs per block at this rate. */
+const BRIDGE_TABLE_USES = 16;
+
+/** Lets the blocks instantiated so far be collected: the next block gets a fresh bridge table.
+ * For measuring retained memory without the last few blocks the current table still holds. */
+export function releaseHostBridge(): void {
+  bridgeTable = null;
+}
 
 /** The host bridge's table: each slot forwards to the running session's function of that name
  * (see src/c/host-bridge.ts for why blocks call through it). The module is compiled once per
@@ -638,6 +646,7 @@ function compileModule(bytes: Uint8Array, optimize: boolean): object {
   }
   if (!lazyValidation) lazyValidation = enableLazyValidation();
   const module = optimize ? compileOptimized(bytes) : new Wasm.Module(bytes);
+  noteModuleCompiled();
   moduleCache.set(key, module);
   if (moduleCache.size > MODULE_CACHE_SIZE) moduleCache.delete(moduleCache.keys().next().value!);
   return module;
