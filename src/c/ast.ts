@@ -1,6 +1,8 @@
 // The typed syntax tree the parser builds and the code generator walks, plus the symbol
 // tables (variables, functions, typedefs, tags) that a session carries from block to block.
-import type { Member, Type } from "./types.js";
+import type { Pos } from "./errors.js";
+import { LayeredMap } from "./layered-map.js";
+import { isFloat, type Member, type Type } from "./types.js";
 
 export type NodeKind =
   // expressions
@@ -137,6 +139,45 @@ export interface Node {
   checked?: boolean;
 }
 
+/** A node with every field present, always in the same order: the parser's nodes then share
+ * one hidden class, so the code generator's walks read their fields monomorphically (objects
+ * built from differing literals made every `n.lhs` a megamorphic lookup). */
+export function makeNode(kind: NodeKind, line: number, col: number, extra: Partial<Node>): Node {
+  const n: Node = {
+    kind,
+    line,
+    col,
+    ty: undefined,
+    op: undefined,
+    lhs: undefined,
+    rhs: undefined,
+    cond: undefined,
+    then: undefined,
+    els: undefined,
+    init: undefined,
+    inc: undefined,
+    body: undefined,
+    args: undefined,
+    v: undefined,
+    callee: undefined,
+    fnTy: undefined,
+    ival: undefined,
+    fval: undefined,
+    bytes: undefined,
+    addr: undefined,
+    member: undefined,
+    delta: undefined,
+    prefix: undefined,
+    opTy: undefined,
+    initializer: undefined,
+    cases: undefined,
+    label: undefined,
+    caseValue: undefined,
+    checked: undefined,
+  };
+  return Object.assign(n, extra);
+}
+
 export interface Func {
   name: string;
   ty: Type;
@@ -163,21 +204,47 @@ export interface Func {
   switches?: Node[];
 }
 
-/** Symbols visible at file scope; a session keeps one and every block extends a copy of it. */
+/** Symbols visible at file scope. A session keeps one (layered over the C library's); each
+ * block parses into a layer over it (clone), which commit() folds in once the block compiled. */
 export class GlobalScope {
-  vars = new Map<string, Var>();
-  funcs = new Map<string, Func>();
-  typedefs = new Map<string, Type>();
-  tags = new Map<string, Type>();
-  enumConsts = new Map<string, bigint>();
+  readonly vars: LayeredMap<string, Var>;
+  readonly funcs: LayeredMap<string, Func>;
+  readonly typedefs: LayeredMap<string, Type>;
+  readonly tags: LayeredMap<string, Type>;
+  readonly enumConsts: LayeredMap<string, bigint>;
 
-  clone(): GlobalScope {
-    const g = new GlobalScope();
-    g.vars = new Map(this.vars);
-    g.funcs = new Map(this.funcs);
-    g.typedefs = new Map(this.typedefs);
-    g.tags = new Map(this.tags);
-    g.enumConsts = new Map(this.enumConsts);
-    return g;
+  constructor(private readonly parent: GlobalScope | null = null) {
+    this.vars = new LayeredMap(parent?.vars);
+    this.funcs = new LayeredMap(parent?.funcs);
+    this.typedefs = new LayeredMap(parent?.typedefs);
+    this.tags = new LayeredMap(parent?.tags);
+    this.enumConsts = new LayeredMap(parent?.enumConsts);
   }
+
+  /** A scope over this one: it sees everything here, and what it defines stays in it. */
+  clone(): GlobalScope {
+    return new GlobalScope(this);
+  }
+
+  /** Folds this scope's definitions into the one it was cloned from, and returns that one. */
+  commit(): GlobalScope {
+    if (!this.parent) return this;
+    this.vars.commit();
+    this.funcs.commit();
+    this.typedefs.commit();
+    this.tags.commit();
+    this.enumConsts.commit();
+    return this.parent;
+  }
+}
+
+/** A node at a source position. */
+export function newNode(kind: NodeKind, at: Pos, extra: Partial<Node> = {}): Node {
+  return makeNode(kind, at.line, at.col, extra);
+}
+
+/** A literal of type `ty`. */
+export function numNode(v: bigint | number, ty: Type, at: Pos): Node {
+  if (isFloat(ty)) return newNode("num", at, { ty, fval: Number(v) });
+  return newNode("num", at, { ty, ival: BigInt(v) });
 }

@@ -21,6 +21,7 @@ import {
   PrefixOp,
   TypeTable,
   encodeModule,
+  releaseWriter,
   type FuncSig,
   type ImportedFunc,
   type ValType,
@@ -57,7 +58,7 @@ export const GLOBAL_DEPTH = 2;
 
 export interface CodegenOptions {
   /** Every function visible (user, C library, prototypes). */
-  funcs: Map<string, Func>;
+  funcs: ReadonlyMap<string, Func>;
   /** Functions to export by name (the entry, `main`, or a function called from the host). */
   roots: string[];
   /** Host-implemented library functions and their C types. */
@@ -135,8 +136,8 @@ function maxVarargs(n: Node | undefined): number {
   let m = 0;
   if (n.kind === "call" && n.fnTy?.variadic)
     m = n.args!.slice(n.fnTy.params!.length).reduce((k, a) => k + varargSlots(a.ty!), 0);
-  for (const c of [n.lhs, n.rhs, n.cond, n.then, n.els, n.init, n.inc])
-    m = Math.max(m, maxVarargs(c));
+  m = Math.max(m, maxVarargs(n.lhs), maxVarargs(n.rhs), maxVarargs(n.cond), maxVarargs(n.then));
+  m = Math.max(m, maxVarargs(n.els), maxVarargs(n.init), maxVarargs(n.inc));
   for (const c of n.body ?? []) m = Math.max(m, maxVarargs(c));
   for (const c of n.args ?? []) m = Math.max(m, maxVarargs(c));
   if (n.initializer) m = Math.max(m, maxVarargsInit(n.initializer));
@@ -237,6 +238,7 @@ export function generateModule(opts: CodegenOptions): CompiledModule {
     },
     types,
   );
+  for (const f of functions) f.body.release();
   const exports = new Map<string, Type>();
   for (const r of opts.roots) exports.set(r, opts.funcs.get(r)!.ty);
   const positions = functions.map((f, i) => ({
@@ -424,7 +426,13 @@ function countedLoop(n: Node): CountedLoop | null {
       boundVars.has(e.lhs!.v!)
     )
       if (!(top && e === inc)) ok = false;
-    for (const c of [e.lhs, e.rhs, e.cond, e.then, e.els, e.init, e.inc]) scan(c, false);
+    scan(e.lhs, false);
+    scan(e.rhs, false);
+    scan(e.cond, false);
+    scan(e.then, false);
+    scan(e.els, false);
+    scan(e.init, false);
+    scan(e.inc, false);
     for (const c of e.body ?? []) scan(c, false);
     for (const c of e.args ?? []) scan(c, false);
     if (e.initializer) scanInit(e.initializer);
@@ -521,7 +529,7 @@ class FunctionGenerator {
     this.stmt(f.body!);
     fb.op(Op.end);
     this.labels.pop();
-    const body = fb.code.splice(0);
+    const body = fb.takeCode();
     const bodyPositions = fb.positions;
     const bodyTraps = fb.trapCodes;
     fb.positions = [];
@@ -573,7 +581,8 @@ class FunctionGenerator {
       fb.positions.push(bodyPositions[k]! + shift, bodyPositions[k + 1]!, bodyPositions[k + 2]!);
     for (let k = 0; k < bodyTraps.length; k += 2)
       fb.trapCodes.push(bodyTraps[k]! + shift, bodyTraps[k + 1]!);
-    for (const b of body) fb.code.push(b);
+    fb.code.append(body);
+    releaseWriter(body);
     if (this.fuelLocal >= 0) this.settleFuel();
     for (const [id, local] of this.heapOf)
       if (!this.vlas.has(id)) fb.localGet(local).call(this.ctx.funcIndex.get("free")!);

@@ -1,13 +1,25 @@
 // Stage 3: a recursive-descent parser that builds the typed tree (type checking happens as
-// nodes are built, chibicc-style). Top-level statements form the block's entry function.
+// nodes are built, chibicc-style): declarations, statements and expressions, each parse
+// function under its grammar rule. Its helper passes live beside it: fold.ts (constant
+// folding), initializers.ts (initializer lists and static data), entry.ts (the synthetic
+// function that runs a block's top-level statements), layout.ts (struct layout).
 import type { Func, Initializer, Node, NodeKind, SwitchCase, Var, BinOp } from "./ast.js";
-import { GlobalScope, LARGE_LOCAL_BYTES } from "./ast.js";
+import { GlobalScope, LARGE_LOCAL_BYTES, newNode, numNode } from "./ast.js";
+import {
+  ENTRY_NAME,
+  EntryState,
+  entryReturn,
+  ensureEntry,
+  finishEntry,
+  topLevelStatement,
+} from "./entry.js";
+import { fold, foldNum, wrapInt } from "./fold.js";
+import { initializer, staticInit } from "./initializers.js";
 import { CompileError, syntaxError, typeError, type Pos } from "./errors.js";
 import { layoutMembers, type MemberDecl } from "./layout.js";
 import type { Token } from "./tokenize.js";
 import {
   T,
-  alignTo,
   arrayOf,
   enumType,
   funcType,
@@ -23,7 +35,6 @@ import {
   typeName,
   usualArith,
   varargSlots,
-  type Member,
   type Type,
 } from "./types.js";
 
@@ -60,12 +71,12 @@ export interface ParsedBlock {
   runsMain: boolean;
 }
 
-interface Scope {
+export interface Scope {
   vars: Map<string, Var | { typedef: Type } | { enumConst: bigint }>;
   tags: Map<string, Type>;
 }
 
-interface DeclSpec {
+export interface DeclSpec {
   ty: Type;
   isTypedef: boolean;
   isStatic: boolean;
@@ -106,7 +117,7 @@ const BUILTIN_TYPEDEFS: [string, Type][] = [
   ["__builtin_va_list", pointerTo(T.char)],
 ];
 
-export const ENTRY_NAME = "__entry";
+export { ENTRY_NAME, mainArgs } from "./entry.js";
 
 export function parse(tokens: Token[], base: GlobalScope, host: ParseHost): ParsedBlock {
   const parser = new Parser(tokens, base.clone(), host);
@@ -120,27 +131,25 @@ export function parse(tokens: Token[], base: GlobalScope, host: ParseHost): Pars
   }
 }
 
-class Parser {
-  private pos = 0;
-  private scopes: Scope[] = [];
-  private fn: Func | null = null;
-  private entry: Func | null = null;
-  private entryStmts: Node[] = [];
-  /** Entry's return type, inferred from its first `return`. */
-  private entryRet: Type | null = null;
-  private localId = 0;
-  private breakDepth = 0;
-  private continueDepth = 0;
-  private switches: SwitchCase[][] = [];
-  private readonly defined: Func[] = [];
-  private readonly inits: { addr: number; bytes: Uint8Array }[] = [];
+export class Parser {
+  pos = 0;
+  scopes: Scope[] = [];
+  fn: Func | null = null;
+  /** The entry function being synthesized from top-level statements (see entry.ts). */
+  readonly entry = new EntryState();
+  localId = 0;
+  breakDepth = 0;
+  continueDepth = 0;
+  switches: SwitchCase[][] = [];
+  readonly defined: Func[] = [];
+  readonly inits: { addr: number; bytes: Uint8Array }[] = [];
   /** Calls to names not yet declared; resolved when the block has been read. */
-  private pending: { node: Node; fn: Func }[] = [];
+  pending: { node: Node; fn: Func }[] = [];
 
   constructor(
-    private readonly toks: Token[],
-    private readonly g: GlobalScope,
-    private readonly host: ParseHost,
+    readonly toks: Token[],
+    readonly g: GlobalScope,
+    readonly host: ParseHost,
   ) {
     for (const [name, ty] of BUILTIN_TYPEDEFS)
       if (!g.typedefs.has(name)) g.typedefs.set(name, { ...ty, name });
@@ -151,24 +160,24 @@ class Parser {
   get current(): Token {
     return this.toks[Math.min(this.pos, this.toks.length - 1)]!;
   }
-  private get tok(): Token {
+  get tok(): Token {
     return this.toks[this.pos]!;
   }
-  private peek(n = 1): Token {
+  peek(n = 1): Token {
     return this.toks[Math.min(this.pos + n, this.toks.length - 1)]!;
   }
-  private is(text: string): boolean {
+  is(text: string): boolean {
     const t = this.tok;
     return (t.kind === "punct" || t.kind === "keyword") && t.text === text;
   }
-  private consume(text: string): boolean {
+  consume(text: string): boolean {
     if (this.is(text)) {
       this.pos++;
       return true;
     }
     return false;
   }
-  private expect(text: string): Token {
+  expect(text: string): Token {
     if (!this.is(text)) {
       const t = this.tok;
       const found = t.kind === "eof" ? "end of input" : `'${t.text}'`;
@@ -176,7 +185,7 @@ class Parser {
     }
     return this.toks[this.pos++]!;
   }
-  private ident(): Token {
+  ident(): Token {
     const t = this.tok;
     if (t.kind !== "ident")
       throw syntaxError(`expected an identifier but found '${t.text || "end of input"}'`, t);
@@ -185,13 +194,13 @@ class Parser {
   }
 
   // ---- scopes ----
-  private enter(): void {
+  enter(): void {
     this.scopes.push({ vars: new Map(), tags: new Map() });
   }
-  private leave(): void {
+  leave(): void {
     this.scopes.pop();
   }
-  private lookup(name: string): Var | { typedef: Type } | { enumConst: bigint } | undefined {
+  lookup(name: string): Var | { typedef: Type } | { enumConst: bigint } | undefined {
     for (let i = this.scopes.length - 1; i >= 0; i--) {
       const s = this.scopes[i]!.vars.get(name);
       if (s) return s;
@@ -204,23 +213,23 @@ class Parser {
     if (ec !== undefined) return { enumConst: ec };
     return undefined;
   }
-  private lookupTag(name: string): Type | undefined {
+  lookupTag(name: string): Type | undefined {
     for (let i = this.scopes.length - 1; i >= 0; i--) {
       const s = this.scopes[i]!.tags.get(name);
       if (s) return s;
     }
     return this.g.tags.get(name);
   }
-  private declareTag(name: string, ty: Type): void {
+  declareTag(name: string, ty: Type): void {
     if (this.scopes.length > 0) this.scopes[this.scopes.length - 1]!.tags.set(name, ty);
     else this.g.tags.set(name, ty);
   }
-  private isTypedefName(t: Token): boolean {
+  isTypedefName(t: Token): boolean {
     if (t.kind !== "ident") return false;
     const s = this.lookup(t.text);
     return !!s && "typedef" in s;
   }
-  private isTypeStart(t: Token = this.tok): boolean {
+  isTypeStart(t: Token = this.tok): boolean {
     if (t.kind === "keyword")
       return ![
         "break",
@@ -241,15 +250,14 @@ class Parser {
   }
 
   // ---- node constructors ----
-  private node(kind: NodeKind, at: Pos, extra: Partial<Node> = {}): Node {
-    return { kind, line: at.line, col: at.col, ...extra };
+  node(kind: NodeKind, at: Pos, extra: Partial<Node> = {}): Node {
+    return newNode(kind, at, extra);
   }
-  private num(v: bigint | number, ty: Type, at: Pos): Node {
-    if (isFloat(ty)) return this.node("num", at, { ty, fval: Number(v) });
-    return this.node("num", at, { ty, ival: BigInt(v) });
+  num(v: bigint | number, ty: Type, at: Pos): Node {
+    return numNode(v, ty, at);
   }
   /** Converts an expression to `ty` (a no-op when it already has that type). */
-  private cast(n: Node, ty: Type): Node {
+  cast(n: Node, ty: Type): Node {
     const from = n.ty!;
     if (sameType(from, ty) && from.kind !== "array" && from.kind !== "func") return n;
     if (ty.kind === "void") return this.node("cast", n, { lhs: n, ty });
@@ -258,34 +266,20 @@ class Parser {
       if (isAggregate(ty) && isAggregate(from) && sameType(ty, from)) return n;
       throw typeError(`cannot convert '${typeName(from)}' to '${typeName(ty)}'`, n);
     }
-    if (n.kind === "num" && isNumeric(ty) && isNumeric(from)) return this.foldNum(n, ty);
+    if (n.kind === "num" && isNumeric(ty) && isNumeric(from)) return foldNum(n, ty);
     return this.node("cast", n, { lhs: n, ty });
   }
-  private foldNum(n: Node, ty: Type): Node {
-    if (isFloat(ty)) {
-      const v = n.fval !== undefined ? n.fval : Number(BigInt.asIntN(64, n.ival!));
-      const fromUnsigned = n.ty!.unsigned && n.fval === undefined;
-      const val = fromUnsigned ? Number(BigInt.asUintN(64, n.ival!)) : v;
-      return this.num(ty.kind === "float" ? Math.fround(val) : val, ty, n);
-    }
-    let iv: bigint;
-    if (n.fval !== undefined) {
-      if (!Number.isFinite(n.fval)) iv = 0n;
-      else iv = BigInt(Math.trunc(n.fval));
-    } else iv = n.ival!;
-    return this.num(wrapInt(iv, ty), ty, n);
-  }
-  private toRvalueType(t: Type): Type {
+  toRvalueType(t: Type): Type {
     if (t.kind === "array") return pointerTo(t.base!);
     if (t.kind === "func") return pointerTo(t);
     return t;
   }
-  private checkScalar(n: Node, what: string): void {
+  checkScalar(n: Node, what: string): void {
     const t = n.ty!;
     if (!isScalar(t) && t.kind !== "array" && t.kind !== "func")
       throw typeError(`${what} needs a scalar value, not '${typeName(t)}'`, n);
   }
-  private newBinary(op: BinOp, l: Node, r: Node, at: Pos): Node {
+  newBinary(op: BinOp, l: Node, r: Node, at: Pos): Node {
     const lt = l.ty!;
     const rt = r.ty!;
     if (lt.kind === "void" || rt.kind === "void")
@@ -323,7 +317,7 @@ class Parser {
       if (!isInteger(lt) || !isInteger(rt))
         throw typeError(`operator '${op}' needs integer operands`, at);
       const ty = promote(lt);
-      return this.fold(
+      return fold(
         this.node("binary", at, { op, lhs: this.cast(l, ty), rhs: this.cast(r, ty), ty, opTy: ty }),
       );
     }
@@ -342,7 +336,7 @@ class Parser {
       );
     const ty = usualArith(lt, rt);
     const checked = (op === "+" || op === "-" || op === "*") && isInteger(ty) && !ty.unsigned;
-    return this.fold(
+    return fold(
       this.node("binary", at, {
         op,
         lhs: this.cast(l, ty),
@@ -353,80 +347,7 @@ class Parser {
       }),
     );
   }
-  /** Folds arithmetic on two literal operands so constant expressions stay literals. */
-  private fold(n: Node): Node {
-    const l = n.lhs!;
-    const r = n.rhs!;
-    if (l.kind !== "num" || r.kind !== "num") return n;
-    const ty = n.ty!;
-    if (isFloat(ty)) {
-      const a = l.fval!;
-      const b = r.fval!;
-      let v: number;
-      switch (n.op) {
-        case "+":
-          v = a + b;
-          break;
-        case "-":
-          v = a - b;
-          break;
-        case "*":
-          v = a * b;
-          break;
-        case "/":
-          v = a / b;
-          break;
-        default:
-          return n;
-      }
-      return this.num(ty.kind === "float" ? Math.fround(v) : v, ty, n);
-    }
-    const signed = !ty.unsigned;
-    const bits = ty.kind === "bool" ? 1 : ty.size * 8;
-    const a = signed ? BigInt.asIntN(bits, l.ival!) : BigInt.asUintN(bits, l.ival!);
-    const b = signed ? BigInt.asIntN(bits, r.ival!) : BigInt.asUintN(bits, r.ival!);
-    let v: bigint;
-    switch (n.op) {
-      case "+":
-        v = a + b;
-        break;
-      case "-":
-        v = a - b;
-        break;
-      case "*":
-        v = a * b;
-        break;
-      case "/":
-        if (b === 0n) return n;
-        v = a / b;
-        break;
-      case "%":
-        if (b === 0n) return n;
-        v = a % b;
-        break;
-      case "&":
-        v = a & b;
-        break;
-      case "|":
-        v = a | b;
-        break;
-      case "^":
-        v = a ^ b;
-        break;
-      case "<<":
-        v = a << (b & BigInt(bits - 1));
-        break;
-      case ">>":
-        v = a >> (b & BigInt(bits - 1));
-        break;
-      default:
-        return n;
-    }
-    // Signed overflow is left to run time, where it traps with this operator's position.
-    if (n.checked && wrapInt(v, ty) !== v) return n;
-    return this.num(wrapInt(v, ty), ty, n);
-  }
-  private ptrArith(op: "+" | "-", l: Node, r: Node, at: Pos): Node {
+  ptrArith(op: "+" | "-", l: Node, r: Node, at: Pos): Node {
     let lt = this.toRvalueType(l.ty!);
     let rt = this.toRvalueType(r.ty!);
     if (op === "+" && !isPointerLike(lt) && isPointerLike(rt)) {
@@ -463,7 +384,7 @@ class Parser {
     const size = lt.base!.kind === "void" || lt.base!.kind === "func" ? 1 : lt.base!.size;
     let idx = this.cast(r, T.int);
     if (size !== 1)
-      idx = this.fold(
+      idx = fold(
         this.node("binary", at, {
           op: "*",
           lhs: idx,
@@ -484,137 +405,26 @@ class Parser {
         this.externalDeclaration();
         continue;
       }
-      this.topLevelStatement();
+      topLevelStatement(this);
     }
     this.resolvePending();
-    if (this.entry) {
-      for (const [k, v] of this.topRefs) if (!this.entry.refs.has(k)) this.entry.refs.set(k, v);
-      this.finishEntry();
+    if (this.entry.func) {
+      for (const [k, v] of this.topRefs)
+        if (!this.entry.func.refs.has(k)) this.entry.func.refs.set(k, v);
+      finishEntry(this);
     }
     const definesMain = this.defined.some((f) => f.name === "main");
     return {
       scope: this.g,
       defined: this.defined,
       inits: this.inits,
-      entry: this.entry,
-      runsMain: definesMain && !this.hasStatements,
+      entry: this.entry.func,
+      runsMain: definesMain && !this.entry.hasStatements,
     };
   }
 
-  private ensureEntry(at: Pos): Func {
-    if (!this.entry) {
-      this.entry = {
-        name: ENTRY_NAME,
-        ty: funcType(T.void, []),
-        params: [],
-        locals: [],
-        body: null,
-        line: at.line,
-        col: at.col,
-        refs: new Map(),
-        isStatic: false,
-      };
-    }
-    return this.entry;
-  }
-
-  private topLevelStatement(): void {
-    this.hasStatements = true;
-    const entry = this.ensureEntry(this.tok);
-    const saved = this.fn;
-    this.fn = entry;
-    this.scopes.push(this.entryScope);
-    this.enter();
-    // A bare expression at the very end is the block's value: `847*293`.
-    const start = this.pos;
-    const isLabel = this.tok.kind === "ident" && this.peek().text === ":";
-    if (!this.isStatementKeyword() && !this.is("{") && !isLabel) {
-      const e = this.expr();
-      if (this.tok.kind === "eof") {
-        this.entryStmts.push(this.makeReturn(e, e));
-        this.leave();
-        this.scopes.pop();
-        this.fn = saved;
-        return;
-      }
-      this.pos = start;
-    }
-    const s = this.stmt();
-    this.leave();
-    this.scopes.pop();
-    this.fn = saved;
-    // Locals declared in nested scopes of the entry are plain locals of the entry function.
-    this.entryStmts.push(s);
-  }
-
-  private isStatementKeyword(): boolean {
-    return (
-      this.tok.kind === "keyword" &&
-      [
-        "if",
-        "for",
-        "while",
-        "do",
-        "switch",
-        "return",
-        "break",
-        "continue",
-        "goto",
-        "case",
-        "default",
-      ].includes(this.tok.text)
-    );
-  }
-
-  private hasStatements = false;
-  /** Locals of the entry that live across top-level statements (variable-length arrays). */
-  private readonly entryScope: Scope = { vars: new Map(), tags: new Map() };
-
-  private finishEntry(): void {
-    const entry = this.entry!;
-    const stmts = this.entryStmts;
-    this.fn = entry;
-    // Only initializers of globals ran here: a program with main() still runs main after them.
-    const main = this.g.funcs.get("main");
-    if (!this.hasStatements && main?.body && this.defined.includes(main)) {
-      const call = this.node("call", main, {
-        callee: "main",
-        args: [],
-        fnTy: main.ty,
-        ty: main.ty.ret,
-      });
-      call.args = mainArgs(main.ty.params!.length, this.host).map((v, i) =>
-        this.cast(this.num(v, T.int, main), main.ty.params![i]!),
-      );
-      this.noteRef("main", main);
-      stmts.push(
-        main.ty.ret!.kind === "void"
-          ? this.node("exprstmt", main, { lhs: call })
-          : this.makeReturn(call, main),
-      );
-    }
-    // With no `return`, the value of a trailing expression statement is the block's value.
-    if (!this.entryRet) {
-      const last = stmts[stmts.length - 1];
-      if (
-        last &&
-        last.kind === "exprstmt" &&
-        last.lhs!.ty!.kind !== "void" &&
-        !isAggregate(last.lhs!.ty!)
-      ) {
-        stmts[stmts.length - 1] = this.makeReturn(last.lhs!, last);
-      }
-    }
-    for (const g of entry.gotos ?? [])
-      if (!entry.labels?.has(g.text))
-        throw syntaxError(`label '${g.text}' used but not defined`, g);
-    entry.ty = funcType(this.entryRet ?? T.void, []);
-    entry.body = this.node("block", entry, { body: stmts });
-    this.fn = null;
-  }
-
   // external-declaration = declspec (function-definition | declarator ("=" initializer)? ("," ...)* ";")
-  private externalDeclaration(): void {
+  externalDeclaration(): void {
     const spec = this.declspec();
     if (this.consume(";")) return;
     let first = true;
@@ -639,7 +449,7 @@ class Parser {
     }
   }
 
-  private declareFunction(ty: Type, name: Token, spec: DeclSpec, defining: boolean): Func {
+  declareFunction(ty: Type, name: Token, spec: DeclSpec, defining: boolean): Func {
     const existing = this.g.funcs.get(name.text);
     if (existing && !defining) return existing;
     const f: Func = {
@@ -660,7 +470,7 @@ class Parser {
   }
 
   // function-definition = declspec declarator compound-stmt
-  private functionDefinition(ty: Type, name: Token, spec: DeclSpec): void {
+  functionDefinition(ty: Type, name: Token, spec: DeclSpec): void {
     if (name.text === ENTRY_NAME || (this.host.libraryType(name.text) && false))
       throw syntaxError(`'${name.text}' is a reserved name`, name);
     const prev = this.g.funcs.get(name.text);
@@ -708,7 +518,7 @@ class Parser {
     if (!this.defined.includes(f)) this.defined.push(f);
   }
 
-  private newLocal(name: string, ty: Type, at: Pos): Var {
+  newLocal(name: string, ty: Type, at: Pos): Var {
     const v: Var = {
       name,
       ty,
@@ -727,7 +537,7 @@ class Parser {
     return v;
   }
 
-  private newGlobal(name: string, ty: Type, at: Pos): Var {
+  newGlobal(name: string, ty: Type, at: Pos): Var {
     if (ty.kind === "void") throw typeError(`variable '${name}' declared void`, at);
     if (ty.kind === "array" && ty.len! < 0) throw typeError(`array '${name}' has no size`, at);
     const existing = this.g.vars.get(name);
@@ -746,18 +556,18 @@ class Parser {
     return v;
   }
 
-  private globalVariable(ty: Type, name: Token, spec: DeclSpec): void {
+  globalVariable(ty: Type, name: Token, spec: DeclSpec): void {
     if (ty.vlaLen) {
       // `int a[n];` among top-level statements: a local array of the entry.
-      const entry = this.ensureEntry(name);
+      const entry = ensureEntry(this, name);
       const saved = this.fn;
       this.fn = entry;
-      this.scopes.push(this.entryScope);
+      this.scopes.push(this.entry.scope);
       const v = this.newLocal(name.text, ty, name);
       const count = this.newLocal(`__count_${name.text}`, T.int, name);
       v.ty = { ...ty, vlaCount: count };
       entry.hasVla = true;
-      this.entryStmts.push(
+      this.entry.stmts.push(
         this.node("decl", name, {
           v,
           lhs: this.node("var", name, { v, ty: v.ty }),
@@ -777,153 +587,19 @@ class Parser {
     }
     let init: Initializer | undefined;
     if (this.consume("=")) {
-      init = this.initializer(ty);
+      init = initializer(this, ty);
       if (ty.kind === "array" && ty.len! < 0) ty = init.ty;
     }
     const v = this.newGlobal(name.text, ty, name);
     this.g.vars.set(name.text, v);
-    this.staticInit(v, init, name);
-  }
-
-  /** Writes a global's initial value; a non-constant one becomes a statement of the entry. */
-  private staticInit(v: Var, init: Initializer | undefined, at: Pos): void {
-    const bytes = new Uint8Array(v.ty.size);
-    if (!init) {
-      this.inits.push({ addr: v.addr, bytes });
-      return;
-    }
-    try {
-      this.serialize(init, bytes, 0);
-      this.inits.push({ addr: v.addr, bytes });
-    } catch (e) {
-      if (e instanceof RangeError)
-        throw typeError(
-          `initializer of '${v.name}' is not supported (it does not fit the object's layout)`,
-          at,
-        );
-      if (!(e instanceof NotConstant)) throw e;
-      if (this.scopes.length > 0 || this.fn)
-        throw typeError(`initializer of static '${v.name}' is not a constant`, at);
-      // At top level with statements around it, run the initializer when the block runs.
-      this.inits.push({ addr: v.addr, bytes: new Uint8Array(v.ty.size) });
-      const entry = this.ensureEntry(at);
-      const saved = this.fn;
-      this.fn = entry;
-      const ref = this.node("var", at, { v, ty: v.ty });
-      this.entryStmts.push(this.node("decl", at, { v, initializer: init, lhs: ref }));
-      this.fn = saved;
-    }
-  }
-
-  private serialize(init: Initializer, out: Uint8Array, offset: number): void {
-    if (init.bytes) {
-      out.set(init.bytes.slice(0, init.ty.size), offset);
-      return;
-    }
-    if (init.items) {
-      for (const it of init.items) this.serialize(it.init, out, offset + it.offset);
-      return;
-    }
-    const dv = new DataView(out.buffer, out.byteOffset, out.byteLength);
-    const ty = init.ty;
-    const value = this.constValue(init.expr!);
-    if (isFloat(ty)) {
-      const f = typeof value === "number" ? value : Number(BigInt.asIntN(64, value));
-      if (ty.kind === "float") dv.setFloat32(offset, f, true);
-      else dv.setFloat64(offset, f, true);
-      return;
-    }
-    const iv = typeof value === "number" ? truncToBigInt(value) : value;
-    if (ty.bitField) {
-      // Merge the field's bits into its storage unit, which other fields may share.
-      const { offset: lo, width } = ty.bitField;
-      const mask = ((1n << BigInt(width)) - 1n) << BigInt(lo);
-      let unit = 0n;
-      for (let i = ty.size - 1; i >= 0; i--) unit = (unit << 8n) | BigInt(out[offset + i]!);
-      unit = (unit & ~mask) | ((iv << BigInt(lo)) & mask);
-      for (let i = 0; i < ty.size; i++) out[offset + i] = Number((unit >> BigInt(8 * i)) & 0xffn);
-      return;
-    }
-    switch (ty.size) {
-      case 1:
-        dv.setUint8(offset, Number(BigInt.asUintN(8, iv)));
-        break;
-      case 2:
-        dv.setUint16(offset, Number(BigInt.asUintN(16, iv)), true);
-        break;
-      case 4:
-        dv.setUint32(offset, Number(BigInt.asUintN(32, iv)), true);
-        break;
-      case 8:
-        dv.setBigUint64(offset, BigInt.asUintN(64, iv), true);
-        break;
-      default:
-        throw new NotConstant();
-    }
-  }
-
-  /** Evaluates a constant expression (numbers, casts, addresses of globals and literals). */
-  private constValue(n: Node): bigint | number {
-    switch (n.kind) {
-      case "num":
-        return n.fval !== undefined ? n.fval : n.ival!;
-      case "str":
-        return BigInt(n.addr!);
-      case "cast": {
-        const v = this.constValue(n.lhs!);
-        const ty = n.ty!;
-        if (isFloat(ty))
-          return typeof v === "number"
-            ? v
-            : Number(n.lhs!.ty!.unsigned ? BigInt.asUintN(64, v) : BigInt.asIntN(64, v));
-        const iv = typeof v === "number" ? truncToBigInt(v) : v;
-        return wrapInt(iv, ty.kind === "ptr" ? T.uint : ty);
-      }
-      case "addr":
-        return this.constAddress(n.lhs!);
-      case "var":
-        if (n.v!.global && (n.ty!.kind === "array" || n.ty!.kind === "func"))
-          return BigInt(n.v!.addr);
-        throw new NotConstant();
-      case "binary": {
-        const a = this.constValue(n.lhs!);
-        const b = this.constValue(n.rhs!);
-        if (typeof a === "bigint" && typeof b === "bigint") {
-          switch (n.op) {
-            case "+":
-              return a + b;
-            case "-":
-              return a - b;
-            case "*":
-              return a * b;
-          }
-        }
-        throw new NotConstant();
-      }
-      case "neg": {
-        const v = this.constValue(n.lhs!);
-        return typeof v === "number" ? -v : -v;
-      }
-      default:
-        throw new NotConstant();
-    }
-  }
-  private constAddress(n: Node): bigint {
-    if (n.kind === "var" && n.v!.global) return BigInt(n.v!.addr);
-    if (n.kind === "str") return BigInt(n.addr!);
-    if (n.kind === "member") return this.constAddress(n.lhs!) + BigInt(n.member!.offset);
-    if (n.kind === "deref") {
-      const v = this.constValue(n.lhs!);
-      if (typeof v === "bigint") return v;
-    }
-    throw new NotConstant();
+    staticInit(this, v, init, name);
   }
 
   // ---- declarations ----
   // declspec = ("void" | "char" | "short" | "int" | "long" | "float" | "double" | "_Bool"
   //            | "signed" | "unsigned" | struct-decl | union-decl | enum-specifier | typedef-name
   //            | "typedef" | "static" | "extern" | "const" | "volatile" | "inline" | "register")+
-  private declspec(): DeclSpec {
+  declspec(): DeclSpec {
     const spec: DeclSpec = { ty: T.int, isTypedef: false, isStatic: false, isExtern: false };
     const counts: Record<string, number> = {};
     let named: Type | null = null;
@@ -1006,7 +682,7 @@ class Parser {
     return spec;
   }
 
-  private basicType(c: Record<string, number>, at: Pos): Type {
+  basicType(c: Record<string, number>, at: Pos): Type {
     const unsigned = (c["unsigned"] ?? 0) > 0;
     if (c["void"]) return T.void;
     if (c["_Bool"] || c["bool"]) return T.bool;
@@ -1023,7 +699,7 @@ class Parser {
   }
 
   // struct-decl = ident? ("{" (declspec declarator ("," declarator)* ";")* "}")?
-  private structDecl(kind: "struct" | "union"): Type {
+  structDecl(kind: "struct" | "union"): Type {
     let tag: string | undefined;
     const at = this.tok;
     if (this.tok.kind === "ident") tag = this.ident().text;
@@ -1083,7 +759,7 @@ class Parser {
 
   // bit-field = declarator? ":" const-expr
   /** Checks a bit-field's type and width (the ":" has been read). */
-  private bitField(ty: Type, name: Token | null, at: Pos): MemberDecl {
+  bitField(ty: Type, name: Token | null, at: Pos): MemberDecl {
     const what = name ? `bit-field '${name.text}'` : "unnamed bit-field";
     if (!isInteger(ty))
       throw typeError(`${what} has type '${typeName(ty)}', which is not an integer type`, at);
@@ -1103,7 +779,7 @@ class Parser {
   }
 
   // enum-specifier = ident? "{" enum-list? "}" | ident
-  private enumSpecifier(): Type {
+  enumSpecifier(): Type {
     const ty = enumType();
     let tag: string | undefined;
     if (this.tok.kind === "ident") tag = this.ident().text;
@@ -1134,7 +810,7 @@ class Parser {
   }
 
   // pointers = ("*" ("const" | "volatile" | "restrict")*)*
-  private pointers(ty: Type): Type {
+  pointers(ty: Type): Type {
     while (this.consume("*")) {
       ty = pointerTo(ty);
       while (this.consume("const") || this.consume("volatile") || this.consume("restrict"));
@@ -1143,7 +819,7 @@ class Parser {
   }
 
   // declarator = pointers ("(" declarator ")" | ident)? type-suffix
-  private declarator(ty: Type): { ty: Type; name: Token | null } {
+  declarator(ty: Type): { ty: Type; name: Token | null } {
     ty = this.pointers(ty);
     if (this.is("(") && !this.isTypeStart(this.peek()) && !this.peek().text.startsWith(")")) {
       // Nested declarator, e.g. int (*f)(int): read the suffix first, then come back.
@@ -1171,7 +847,7 @@ class Parser {
   }
 
   // type-suffix = "(" func-params | "[" const-expr? "]" type-suffix | ε
-  private typeSuffix(ty: Type): Type {
+  typeSuffix(ty: Type): Type {
     if (this.consume("(")) return this.funcParams(ty);
     if (this.consume("[")) {
       let len = -1;
@@ -1212,7 +888,7 @@ class Parser {
   }
 
   // func-params = ("void" | param ("," param)* ("," "...")?)? ")"
-  private funcParams(ret: Type): Type {
+  funcParams(ret: Type): Type {
     const params: Type[] = [];
     const names: Token[] = [];
     let variadic = false;
@@ -1245,14 +921,14 @@ class Parser {
   }
 
   // abstract-declarator for casts and sizeof: declspec pointers ("(" abstract ")")? suffix
-  private typeName(): Type {
+  typeName(): Type {
     const spec = this.declspec();
     const { ty, name } = this.declarator(spec.ty);
     if (name) throw syntaxError(`unexpected name '${name.text}' in type`, name);
     return ty;
   }
 
-  private constInt(): bigint {
+  constInt(): bigint {
     const at = this.tok;
     const n = this.conditional();
     if (n.kind !== "num" || n.ival === undefined) {
@@ -1269,7 +945,7 @@ class Parser {
   // string-literal = str+ (adjacent literals concatenate; any L"…" makes the whole one wide)
   /** Reads adjacent string literals: the bytes with the terminating NUL, and the element type
    * (char, or int for wchar_t strings, stored little-endian). */
-  private stringLiteral(): { bytes: number[]; elem: Type } {
+  stringLiteral(): { bytes: number[]; elem: Type } {
     const parts: Token[] = [];
     while (this.tok.kind === "str") parts.push(this.toks[this.pos++]!);
     if (!parts.some((p) => p.units)) {
@@ -1286,180 +962,8 @@ class Parser {
     return { bytes, elem: T.int };
   }
 
-  // initializer = "{" initializer ("," initializer)* ","? "}" | assign
-  private initializer(ty: Type): Initializer {
-    const at = this.tok;
-    if (ty.kind === "array") {
-      const wideOk = ty.base!.size === 4 && isInteger(ty.base!);
-      if (this.tok.kind === "str" && (ty.base!.size === 1 || (wideOk && this.tok.units))) {
-        const { bytes, elem } = this.stringLiteral();
-        if (elem.size !== ty.base!.size)
-          throw typeError(`cannot initialize '${typeName(ty)}' with a wide string`, at);
-        const count = bytes.length / elem.size;
-        const len = ty.len! < 0 ? count : ty.len!;
-        const aty = arrayOf(ty.base!, len);
-        return { ty: aty, bytes: bytes.slice(0, len * elem.size) };
-      }
-      if (this.is("{") && this.peek().kind === "str" && ty.base!.size === 1) {
-        this.pos++;
-        const r = this.initializer(ty);
-        this.consume(",");
-        this.expect("}");
-        return r;
-      }
-      this.expect("{");
-      const items: { offset: number; init: Initializer }[] = [];
-      let i = 0;
-      let max = 0;
-      while (!this.consume("}")) {
-        let designated = false;
-        if (this.consume("[")) {
-          i = this.arrayDesignator(ty);
-          designated = true;
-        } else if (ty.len! >= 0 && i >= ty.len!)
-          throw typeError("too many elements in array initializer", this.tok);
-        const init = designated ? this.designation(ty.base!) : this.elementInit(ty.base!);
-        items.push({ offset: i * ty.base!.size, init });
-        i++;
-        max = Math.max(max, i);
-        if (!this.consume(",")) {
-          this.expect("}");
-          break;
-        }
-      }
-      const len = ty.len! < 0 ? max : ty.len!;
-      return { ty: arrayOf(ty.base!, len), items };
-    }
-    if (isAggregate(ty)) {
-      if (!this.is("{")) {
-        const e = this.assign();
-        if (!isAggregate(e.ty!) || !sameType(e.ty!, ty))
-          throw typeError(`cannot initialize '${typeName(ty)}' with '${typeName(e.ty!)}'`, at);
-        return { ty, expr: e };
-      }
-      this.expect("{");
-      const items: { offset: number; init: Initializer }[] = [];
-      let k = 0;
-      const members = ty.fields ?? ty.members ?? [];
-      while (!this.consume("}")) {
-        let m: Member | undefined;
-        let init: Initializer;
-        if (this.consume(".")) {
-          m = this.memberDesignator(ty);
-          const named = m;
-          k = members.findIndex(
-            (x) =>
-              x.name === named.name ||
-              (x.name === "" && x.ty.members?.some((y) => y.name === named.name)),
-          );
-          init = this.designation(m.ty);
-        } else {
-          m = members[k];
-          if (!m) throw typeError("too many elements in struct initializer", this.tok);
-          init = this.elementInit(m.ty);
-        }
-        items.push({ offset: m.offset, init });
-        k++;
-        if (ty.kind === "union") k = members.length;
-        if (!this.consume(",")) {
-          this.expect("}");
-          break;
-        }
-      }
-      return { ty, items };
-    }
-    if (this.is("{")) {
-      this.pos++;
-      const r = this.initializer(ty);
-      this.consume(",");
-      this.expect("}");
-      return r;
-    }
-    const e = this.assign();
-    return { ty, expr: this.assignConvert(e, ty, at) };
-  }
-
-  // designation = ("[" const-expr "]" | "." ident)* "=" initializer
-  /** The rest of a designator chain (`.color.g = 9`, `[2].x = 1`) after its first designator
-   * chose a subobject of type `ty`: an initializer for `ty` that fills only the designated part
-   * (later entries of the list may fill others; each overrides what it names). */
-  private designation(ty: Type): Initializer {
-    if (this.consume(".")) {
-      const m = this.memberDesignator(ty);
-      return { ty, items: [{ offset: m.offset, init: this.designation(m.ty) }] };
-    }
-    if (this.consume("[")) {
-      const i = this.arrayDesignator(ty);
-      return { ty, items: [{ offset: i * ty.base!.size, init: this.designation(ty.base!) }] };
-    }
-    this.expect("=");
-    return this.elementInit(ty);
-  }
-  /** `.name` in an initializer (the "." read): the member of `ty` it names, which may be a
-   * member of an anonymous struct/union member. */
-  private memberDesignator(ty: Type): Member {
-    const name = this.ident();
-    if (!isAggregate(ty))
-      throw typeError(
-        `member designator '.${name.text}' for '${typeName(ty)}', which is not a struct`,
-        name,
-      );
-    const m = (ty.members ?? []).find((x) => x.name === name.text);
-    if (!m) throw typeError(`no member named '${name.text}' in '${typeName(ty)}'`, name);
-    return m;
-  }
-  /** `[index]` in an initializer (the "[" read): the index, checked against `ty`. */
-  private arrayDesignator(ty: Type): number {
-    const at = this.tok;
-    if (ty.kind !== "array")
-      throw typeError(`array designator for '${typeName(ty)}', which is not an array`, at);
-    const i = Number(this.constInt());
-    if (i < 0) throw typeError(`array designator [${i}] is negative`, at);
-    if (ty.len! >= 0 && i >= ty.len!)
-      throw typeError(`array designator [${i}] is past the end of '${typeName(ty)}'`, at);
-    this.expect("]");
-    return i;
-  }
-
-  /** An element of a braced list: an aggregate element may leave out its own braces
-   * (`int m[3][3] = {0}`, `struct P ps[2] = {1, 2, 3, 4}`). */
-  private elementInit(ty: Type): Initializer {
-    const aggregate = ty.kind === "array" || isAggregate(ty);
-    const stringForChars = ty.kind === "array" && ty.base!.size === 1 && this.tok.kind === "str";
-    if (!aggregate || this.is("{") || stringForChars) return this.initializer(ty);
-    // A struct-typed expression (e.g. another variable) initializes the whole member.
-    if (isAggregate(ty) && !this.is("{")) {
-      const save = this.pos;
-      try {
-        const e = this.assign();
-        if (isAggregate(e.ty!) && sameType(e.ty!, ty)) return { ty, expr: e };
-      } catch {
-        /* not an expression of that struct type: read it brace-less below */
-      }
-      this.pos = save;
-    }
-    const items: { offset: number; init: Initializer }[] = [];
-    const slots: { offset: number; ty: Type }[] =
-      ty.kind === "array"
-        ? Array.from({ length: Math.max(ty.len!, 0) }, (_, i) => ({
-            offset: i * ty.base!.size,
-            ty: ty.base!,
-          }))
-        : (ty.fields ?? ty.members ?? [])
-            .slice(0, ty.kind === "union" ? 1 : undefined)
-            .map((m) => ({ offset: m.offset, ty: m.ty }));
-    for (let i = 0; i < slots.length && !this.is("}"); i++) {
-      if (i > 0) {
-        if (!this.is(",") || this.peek().text === "}") break;
-        this.pos++;
-      }
-      items.push({ offset: slots[i]!.offset, init: this.elementInit(slots[i]!.ty) });
-    }
-    return { ty, items };
-  }
-
   /** Converts a value for assignment to `ty`, rejecting what C rejects. */
-  private assignConvert(e: Node, ty: Type, at: Pos): Node {
+  assignConvert(e: Node, ty: Type, at: Pos): Node {
     const et = e.ty!;
     if (et.kind === "void") throw typeError("void value used where a value is needed", at);
     if (isAggregate(ty) || isAggregate(et)) {
@@ -1475,7 +979,7 @@ class Parser {
 
   // ---- statements ----
   // compound-stmt = "{" (declaration | stmt)* "}"
-  private compoundStmt(): Node {
+  compoundStmt(): Node {
     const at = this.expect("{");
     const body: Node[] = [];
     this.enter();
@@ -1489,7 +993,7 @@ class Parser {
   }
 
   // declaration = declspec (declarator ("=" initializer)?) ("," ...)* ";"
-  private localDeclaration(): Node[] {
+  localDeclaration(): Node[] {
     const spec = this.declspec();
     const out: Node[] = [];
     if (this.consume(";")) return out;
@@ -1506,12 +1010,12 @@ class Parser {
       } else if (spec.isStatic || spec.isExtern) {
         let init: Initializer | undefined;
         if (this.consume("=")) {
-          init = this.initializer(ty);
+          init = initializer(this, ty);
           if (ty.kind === "array" && ty.len! < 0) ty = init.ty;
         }
         const v = this.newGlobal(`${this.fn!.name}.${name.text}`, ty, name);
         this.scopes[this.scopes.length - 1]!.vars.set(name.text, v);
-        this.staticInit(v, init, name);
+        staticInit(this, v, init, name);
       } else {
         if (ty.kind === "void") throw typeError(`variable '${name.text}' declared void`, name);
         if ((ty.kind === "struct" || ty.kind === "union") && !ty.complete)
@@ -1533,7 +1037,7 @@ class Parser {
         }
         let init: Initializer | undefined;
         if (this.consume("=")) {
-          init = this.initializer(ty);
+          init = initializer(this, ty);
           if (ty.kind === "array" && ty.len! < 0) ty = init.ty;
         }
         if (ty.kind === "array" && ty.len! < 0)
@@ -1554,26 +1058,9 @@ class Parser {
     }
   }
 
-  private makeReturn(e: Node | null, at: Pos): Node {
+  makeReturn(e: Node | null, at: Pos): Node {
     const f = this.fn!;
-    if (f === this.entry) {
-      if (!e) {
-        if (this.entryRet && this.entryRet.kind !== "void")
-          throw typeError("return without a value", at);
-        this.entryRet = T.void;
-        return this.node("return", at, {});
-      }
-      if (!this.entryRet) {
-        let t = this.toRvalueType(e.ty!);
-        if (isAggregate(t))
-          throw typeError(`cannot return '${typeName(t)}' as the block's value`, e);
-        if (t.kind !== "void") t = promoteForValue(t);
-        this.entryRet = t;
-      }
-      if (this.entryRet.kind === "void")
-        return this.node("return", at, { lhs: this.cast(e, T.void) });
-      return this.node("return", at, { lhs: this.assignConvert(e, this.entryRet, e) });
-    }
+    if (f === this.entry.func) return entryReturn(this, e, at);
     const ret = f.ty.ret!;
     if (!e) {
       return this.node("return", at, {});
@@ -1587,7 +1074,7 @@ class Parser {
 
   // stmt = "return" expr? ";" | "if" ... | "switch" ... | "case" ... | "default" ":" stmt
   //      | "for" ... | "while" ... | "do" ... | "break" ";" | "continue" ";" | compound-stmt | expr-stmt
-  private stmt(): Node {
+  stmt(): Node {
     const t = this.tok;
     if (t.kind === "keyword") {
       switch (t.text) {
@@ -1719,7 +1206,7 @@ class Parser {
     return this.node("exprstmt", t, { lhs: e });
   }
 
-  private expectSemi(): void {
+  expectSemi(): void {
     if (this.is(";")) {
       this.pos++;
       return;
@@ -1731,7 +1218,7 @@ class Parser {
     });
   }
 
-  private loopBody(): Node {
+  loopBody(): Node {
     this.breakDepth++;
     this.continueDepth++;
     const body = this.stmt();
@@ -1741,7 +1228,7 @@ class Parser {
   }
 
   /** A controlling expression: any scalar. */
-  private condition(): Node {
+  condition(): Node {
     const e = this.expr();
     this.checkScalar(e, "a condition");
     return e;
@@ -1749,7 +1236,7 @@ class Parser {
 
   // ---- expressions ----
   // expr = assign ("," expr)?
-  private expr(): Node {
+  expr(): Node {
     const l = this.assign();
     if (this.is(",")) {
       const at = this.tok;
@@ -1760,7 +1247,7 @@ class Parser {
     return l;
   }
 
-  private checkLvalue(n: Node, at: Pos): void {
+  checkLvalue(n: Node, at: Pos): void {
     if (n.kind === "var" && n.ty!.kind !== "array") {
       if (n.ty!.isConst) throw typeError(`cannot assign to const variable '${n.v!.name}'`, at);
       return;
@@ -1773,7 +1260,7 @@ class Parser {
   }
 
   // assign = conditional (assign-op assign)?
-  private assign(): Node {
+  assign(): Node {
     const l = this.conditional();
     const t = this.tok;
     if (t.kind !== "punct") return l;
@@ -1794,7 +1281,7 @@ class Parser {
       const size = lt.base!.kind === "void" ? 1 : lt.base!.size;
       let idx = this.cast(r, T.int);
       if (size !== 1)
-        idx = this.fold(
+        idx = fold(
           this.node("binary", t, {
             op: "*",
             lhs: idx,
@@ -1814,7 +1301,7 @@ class Parser {
   }
 
   // conditional = logor ("?" expr ":" conditional)?
-  private conditional(): Node {
+  conditional(): Node {
     const cond = this.logor();
     if (!this.is("?")) return cond;
     const at = this.tok;
@@ -1842,7 +1329,7 @@ class Parser {
   }
 
   // logor = logand ("||" logand)*
-  private logor(): Node {
+  logor(): Node {
     let n = this.logand();
     while (this.is("||")) {
       const at = this.tok;
@@ -1856,7 +1343,7 @@ class Parser {
   }
 
   // logand = bitor ("&&" bitor)*
-  private logand(): Node {
+  logand(): Node {
     let n = this.bitLevel(0);
     while (this.is("&&")) {
       const at = this.tok;
@@ -1873,7 +1360,7 @@ class Parser {
   // equality = relational (("==" | "!=") relational)*
   // relational = shift (("<" | "<=" | ">" | ">=") shift)*
   // shift = add (("<<" | ">>") add)*; add = mul (("+" | "-") mul)*; mul = cast (("*" | "/" | "%") cast)*
-  private static readonly LEVELS: string[][] = [
+  static readonly LEVELS: string[][] = [
     ["|"],
     ["^"],
     ["&"],
@@ -1883,7 +1370,7 @@ class Parser {
     ["+", "-"],
     ["*", "/", "%"],
   ];
-  private bitLevel(level: number): Node {
+  bitLevel(level: number): Node {
     if (level >= Parser.LEVELS.length) return this.castExpr();
     let n = this.bitLevel(level + 1);
     const ops = Parser.LEVELS[level]!;
@@ -1897,7 +1384,7 @@ class Parser {
   }
 
   // cast = "(" type-name ")" cast | unary
-  private castExpr(): Node {
+  castExpr(): Node {
     if (this.is("(") && this.isTypeStart(this.peek())) {
       const at = this.tok;
       this.pos++;
@@ -1919,7 +1406,7 @@ class Parser {
   }
 
   // unary = ("+" | "-" | "*" | "&" | "!" | "~") cast | ("++" | "--") unary | "sizeof" ... | postfix
-  private unary(): Node {
+  unary(): Node {
     const t = this.tok;
     if (t.kind === "punct") {
       switch (t.text) {
@@ -2013,7 +1500,7 @@ class Parser {
     return this.postfix();
   }
 
-  private deref(e: Node, at: Pos): Node {
+  deref(e: Node, at: Pos): Node {
     const et = e.ty!;
     if (et.kind === "func" || (et.kind === "ptr" && et.base!.kind === "func")) return e;
     if (!isPointerLike(et))
@@ -2022,7 +1509,7 @@ class Parser {
     return this.node("deref", at, { lhs: e, ty: et.base! });
   }
 
-  private incdec(e: Node, delta: number, prefix: boolean, at: Pos): Node {
+  incdec(e: Node, delta: number, prefix: boolean, at: Pos): Node {
     this.checkLvalue(e, at);
     const ty = e.ty!;
     if (!isScalar(ty)) throw typeError(`cannot increment '${typeName(ty)}'`, at);
@@ -2034,14 +1521,14 @@ class Parser {
   // compound-literal = "(" type-name ")" "{" initializer-list "}"
   /** An unnamed object: a local of the enclosing function (initialized each time the
    * expression runs, as C says), or a global at file scope. */
-  private compoundLiteral(declared: Type, at: Pos): Node {
-    const init = this.initializer(declared);
+  compoundLiteral(declared: Type, at: Pos): Node {
+    const init = initializer(this, declared);
     const ty = declared.kind === "array" && declared.len! < 0 ? init.ty : declared;
     const name = `__compound${this.localId++}`;
     if (!this.fn) {
       const v = this.newGlobal(name, ty, at);
       this.g.vars.set(name, v);
-      this.staticInit(v, init, at);
+      staticInit(this, v, init, at);
       return this.node("var", at, { v, ty });
     }
     const v = this.newLocal(name, ty, at);
@@ -2055,10 +1542,10 @@ class Parser {
   }
 
   // postfix = primary ("[" expr "]" | "(" args ")" | "." ident | "->" ident | "++" | "--")*
-  private postfix(): Node {
+  postfix(): Node {
     return this.postfixOf(this.primary());
   }
-  private postfixOf(first: Node): Node {
+  postfixOf(first: Node): Node {
     let n = first;
     for (;;) {
       const t = this.tok;
@@ -2104,7 +1591,7 @@ class Parser {
     }
   }
 
-  private member(n: Node, name: Token): Node {
+  member(n: Node, name: Token): Node {
     const st = n.ty!;
     if (!isAggregate(st))
       throw typeError(
@@ -2117,16 +1604,16 @@ class Parser {
     return this.node("member", name, { lhs: n, member: m, ty: m.ty });
   }
 
-  private noteRef(name: string, at: Pos): void {
+  noteRef(name: string, at: Pos): void {
     // Outside any function (a global's initializer), the reference belongs to the entry,
     // which is where a non-constant initializer runs.
     const refs = this.fn ? this.fn.refs : this.topRefs;
     if (!refs.has(name)) refs.set(name, { line: at.line, col: at.col });
   }
-  private readonly topRefs = new Map<string, { line: number; col: number }>();
+  readonly topRefs = new Map<string, { line: number; col: number }>();
 
   // call = ident "(" (assign ("," assign)*)? ")"
-  private call(fnExpr: Node): Node {
+  call(fnExpr: Node): Node {
     const at = this.expect("(");
     const args: Node[] = [];
     while (!this.consume(")")) {
@@ -2159,7 +1646,7 @@ class Parser {
     return node;
   }
 
-  private convertArgs(node: Node, fty: Type, args: Node[], name: string): void {
+  convertArgs(node: Node, fty: Type, args: Node[], name: string): void {
     const params = fty.params!;
     if (
       args.length < params.length ||
@@ -2186,7 +1673,7 @@ class Parser {
     });
   }
 
-  private resolvePending(): void {
+  resolvePending(): void {
     for (const { node, fn } of this.pending) {
       const f = this.g.funcs.get(node.callee!);
       if (!f) {
@@ -2214,7 +1701,7 @@ class Parser {
   }
 
   // generic-selection = "_Generic" "(" assign ("," (type-name | "default") ":" assign)+ ")"
-  private generic(t: Token): Node {
+  generic(t: Token): Node {
     this.pos++;
     this.expect("(");
     const control = this.assign();
@@ -2242,7 +1729,7 @@ class Parser {
   //        | "va_end" "(" unary ")" | "va_copy" "(" unary "," unary ")"
   // Variadic arguments sit in 8-byte slots (integers widened, floats as double) behind a
   // pointer the caller passes as a hidden last parameter; va_list walks that area.
-  private stdarg(t: Token): Node {
+  stdarg(t: Token): Node {
     this.pos++;
     this.expect("(");
     const ap = this.assign();
@@ -2291,7 +1778,7 @@ class Parser {
   }
 
   // primary = "(" expr ")" | ident | str | num
-  private primary(): Node {
+  primary(): Node {
     const t = this.tok;
     if (this.is("(") && this.peek().text === "{" && this.fn) {
       // statement-expr = "(" compound-stmt ")"
@@ -2315,7 +1802,7 @@ class Parser {
       !this.lookup(t.text)
     ) {
       // The enclosing function's name, as a string literal (top-level statements: "main").
-      const name = !this.fn || this.fn === this.entry ? "main" : this.fn.name;
+      const name = !this.fn || this.fn === this.entry.func ? "main" : this.fn.name;
       const bytes = [...Buffer.from(name, "utf8"), 0];
       this.pos++;
       const addr = this.host.alloc(bytes.length, 1);
@@ -2372,8 +1859,6 @@ class Parser {
   }
 }
 
-class NotConstant extends Error {}
-
 /** _Generic's type match: top-level qualifiers are dropped, but what a pointer points to must
  * agree in const-ness and signedness (so `const char *` and `char *` are different). */
 function genericMatch(a: Type, b: Type): boolean {
@@ -2390,31 +1875,6 @@ function genericMatch(a: Type, b: Type): boolean {
     default:
       return !!a.unsigned === !!b.unsigned && a.size === b.size;
   }
-}
-
-/** A double converted to an integer as a conversion in C does it on x86-64: NaN and out of
- * range values give the "integer indefinite" (INT64_MIN) rather than throwing. */
-function truncToBigInt(v: number): bigint {
-  return Number.isFinite(v) ? BigInt(Math.trunc(v)) : -(1n << 63n);
-}
-
-/** Truncates an integer to the width and signedness of `ty`. */
-export function wrapInt(v: bigint, ty: Type): bigint {
-  if (ty.kind === "bool") return v !== 0n ? 1n : 0n;
-  const bits = Math.min(ty.size, 8) * 8;
-  return ty.unsigned ? BigInt.asUintN(bits, v) : BigInt.asIntN(bits, v);
-}
-
-/** Values of a block are reported at int width at least (a char result prints as a number). */
-function promoteForValue(t: Type): Type {
-  if (t.kind === "char" || t.kind === "short" || t.kind === "enum") return T.int;
-  return t;
-}
-
-/** main's arguments as C runners pass them: argc 1, argv = { program name, NULL }. */
-export function mainArgs(count: number, host: Pick<ParseHost, "argv">): number[] {
-  const values = [1, count >= 2 ? (host.argv?.() ?? 0) : 0];
-  return values.slice(0, count).concat(new Array(Math.max(0, count - 2)).fill(0));
 }
 
 function withParamNames(ty: Type, names: Token[]): Type {

@@ -177,37 +177,113 @@ export function pushU32(out: number[], value: number): void {
   } while (v !== 0);
 }
 
-export function pushS32(out: number[], value: number): void {
-  let v = value | 0;
-  for (;;) {
-    const byte = v & 0x7f;
-    v >>= 7;
-    if ((v === 0 && (byte & 0x40) === 0) || (v === -1 && (byte & 0x40) !== 0)) {
-      out.push(byte);
-      return;
-    }
-    out.push(byte | 0x80);
+/** A growable byte buffer the encoder writes into directly: no number[] per function or
+ * section, which cost a push per byte and a copy per section on every compiled block. */
+export class ByteWriter {
+  buf: Uint8Array;
+  length = 0;
+  constructor(capacity = 64) {
+    this.buf = new Uint8Array(capacity);
   }
-}
-
-export function pushS64(out: number[], value: bigint): void {
-  let v = BigInt.asIntN(64, value);
-  for (;;) {
-    const byte = Number(v & 0x7fn);
-    v >>= 7n;
-    if ((v === 0n && (byte & 0x40) === 0) || (v === -1n && (byte & 0x40) !== 0)) {
-      out.push(byte);
-      return;
+  private grow(extra: number): void {
+    let size = this.buf.length * 2;
+    while (size < this.length + extra) size *= 2;
+    const next = new Uint8Array(size);
+    next.set(this.buf.subarray(0, this.length));
+    this.buf = next;
+  }
+  byte(b: number): this {
+    if (this.length === this.buf.length) this.grow(1);
+    this.buf[this.length++] = b;
+    return this;
+  }
+  u32(value: number): this {
+    if (this.length + 5 > this.buf.length) this.grow(5);
+    const buf = this.buf;
+    let v = value >>> 0;
+    while (v >= 0x80) {
+      buf[this.length++] = (v & 0x7f) | 0x80;
+      v >>>= 7;
     }
-    out.push(byte | 0x80);
+    buf[this.length++] = v;
+    return this;
+  }
+  s32(value: number): this {
+    if (this.length + 5 > this.buf.length) this.grow(5);
+    const buf = this.buf;
+    let v = value | 0;
+    for (;;) {
+      const byte = v & 0x7f;
+      v >>= 7;
+      if ((v === 0 && (byte & 0x40) === 0) || (v === -1 && (byte & 0x40) !== 0)) {
+        buf[this.length++] = byte;
+        return this;
+      }
+      buf[this.length++] = byte | 0x80;
+    }
+  }
+  s64(value: bigint): this {
+    // Most constants fit in 32 bits, whose LEB128 is the same in both widths.
+    if (value >= -0x80000000n && value <= 0x7fffffffn) return this.s32(Number(value));
+    let v = BigInt.asIntN(64, value);
+    for (;;) {
+      const byte = Number(v & 0x7fn);
+      v >>= 7n;
+      if ((v === 0n && (byte & 0x40) === 0) || (v === -1n && (byte & 0x40) !== 0))
+        return this.byte(byte);
+      this.byte(byte | 0x80);
+    }
+  }
+  /** Little-endian bytes of a float (4) or double (8). */
+  float(v: number, size: 4 | 8): this {
+    if (size === 4) scratch.setFloat32(0, v, true);
+    else scratch.setFloat64(0, v, true);
+    for (let i = 0; i < size; i++) this.byte(scratch.getUint8(i));
+    return this;
+  }
+  append(from: ByteWriter): this {
+    if (this.length + from.length > this.buf.length) this.grow(from.length);
+    this.buf.set(from.buf.subarray(0, from.length), this.length);
+    this.length += from.length;
+    return this;
+  }
+  /** A length-prefixed UTF-8 name. */
+  name(s: string): this {
+    const bytes = Buffer.from(s, "utf8");
+    this.u32(bytes.length);
+    if (this.length + bytes.length > this.buf.length) this.grow(bytes.length);
+    this.buf.set(bytes, this.length);
+    this.length += bytes.length;
+    return this;
+  }
+  /** A copy of the bytes written so far. */
+  toBytes(): Uint8Array {
+    return this.buf.slice(0, this.length);
   }
 }
 
 const scratch = new DataView(new ArrayBuffer(8));
 
+/** Function bodies' writers, reused from block to block: a fresh typed array per function
+ * (and per prologue) was a measurable part of compiling a short block. */
+const writerPool: ByteWriter[] = [];
+const WRITER_POOL_SIZE = 64;
+
+function borrowWriter(): ByteWriter {
+  const w = writerPool.pop() ?? new ByteWriter(1024);
+  w.length = 0;
+  return w;
+}
+
+/** Gives a writer back to the pool once nothing reads it any more. */
+export function releaseWriter(w: ByteWriter): void {
+  if (writerPool.length < WRITER_POOL_SIZE && w.buf.length <= 1 << 20) writerPool.push(w);
+}
+
 /** Builds one function body; locals beyond the parameters are declared with addLocal. */
 export class FuncBuilder {
-  readonly code: number[] = [];
+  /** The body's bytes; borrowed from a pool, so give it back with release() once encoded. */
+  code = borrowWriter();
   readonly locals: ValType[] = [];
   /** Source positions as flat triples (code offset, line, column) at instructions that can trap. */
   positions: number[] = [];
@@ -233,11 +309,22 @@ export class FuncBuilder {
   trapHere(code: number): this {
     this.mark();
     this.trapCodes.push(this.code.length, code);
-    this.code.push(Op.unreachable);
+    this.code.byte(Op.unreachable);
     return this;
   }
   private mark(): void {
     if (this.line > 0) this.positions.push(this.code.length, this.line, this.col);
+  }
+  /** Hands over the code emitted so far and starts an empty body (so that a prologue can be
+   * emitted after the body and placed in front of it). */
+  takeCode(): ByteWriter {
+    const code = this.code;
+    this.code = borrowWriter();
+    return code;
+  }
+  /** Returns the code buffer to the pool (the builder must not be used afterwards). */
+  release(): void {
+    releaseWriter(this.code);
   }
 
   addLocal(t: ValType): number {
@@ -245,101 +332,82 @@ export class FuncBuilder {
     return this.paramCount + this.locals.length - 1;
   }
   op(code: number): this {
-    this.code.push(code);
+    this.code.byte(code);
     return this;
   }
   u32(v: number): this {
-    pushU32(this.code, v);
+    this.code.u32(v);
     return this;
   }
   i32(v: number): this {
-    this.code.push(Op.i32_const);
-    pushS32(this.code, v);
+    this.code.byte(Op.i32_const).s32(v);
     return this;
   }
   i64(v: bigint): this {
-    this.code.push(Op.i64_const);
-    pushS64(this.code, v);
+    this.code.byte(Op.i64_const).s64(v);
     return this;
   }
   f32(v: number): this {
-    this.code.push(Op.f32_const);
-    scratch.setFloat32(0, v, true);
-    for (let i = 0; i < 4; i++) this.code.push(scratch.getUint8(i));
+    this.code.byte(Op.f32_const).float(v, 4);
     return this;
   }
   f64(v: number): this {
-    this.code.push(Op.f64_const);
-    scratch.setFloat64(0, v, true);
-    for (let i = 0; i < 8; i++) this.code.push(scratch.getUint8(i));
+    this.code.byte(Op.f64_const).float(v, 8);
     return this;
   }
   prefix(code: number): this {
     this.mark();
-    this.code.push(0xfc);
-    pushU32(this.code, code);
+    this.code.byte(0xfc).u32(code);
     return this;
   }
   /** A memory access with alignment hint (log2) and constant offset. */
   mem(code: number, alignLog2: number, offset: number): this {
     this.mark();
-    this.code.push(code);
-    pushU32(this.code, alignLog2);
-    pushU32(this.code, offset);
+    this.code.byte(code).u32(alignLog2).u32(offset);
     return this;
   }
   /** block/loop/if with an optional single result type. */
   blockOp(code: number, result?: ValType): this {
-    this.code.push(code, result ? VALTYPE[result] : 0x40);
+    this.code.byte(code).byte(result ? VALTYPE[result] : 0x40);
     return this;
   }
   localGet(i: number): this {
-    this.code.push(Op.local_get);
-    pushU32(this.code, i);
+    this.code.byte(Op.local_get).u32(i);
     return this;
   }
   localSet(i: number): this {
-    this.code.push(Op.local_set);
-    pushU32(this.code, i);
+    this.code.byte(Op.local_set).u32(i);
     return this;
   }
   localTee(i: number): this {
-    this.code.push(Op.local_tee);
-    pushU32(this.code, i);
+    this.code.byte(Op.local_tee).u32(i);
     return this;
   }
   globalGet(i: number): this {
-    this.code.push(Op.global_get);
-    pushU32(this.code, i);
+    this.code.byte(Op.global_get).u32(i);
     return this;
   }
   globalSet(i: number): this {
-    this.code.push(Op.global_set);
-    pushU32(this.code, i);
+    this.code.byte(Op.global_set).u32(i);
     return this;
   }
   call(i: number): this {
     this.mark();
-    this.code.push(Op.call);
-    pushU32(this.code, i);
+    this.code.byte(Op.call).u32(i);
     return this;
   }
   /** call_indirect through `table` with signature `typeIndex` (the slot is on the stack). */
   callIndirect(typeIndex: number, table: number): this {
     this.mark();
-    this.code.push(Op.call_indirect);
-    pushU32(this.code, typeIndex);
-    pushU32(this.code, table);
+    this.code.byte(Op.call_indirect).u32(typeIndex).u32(table);
     return this;
   }
   br(depth: number): this {
-    this.code.push(Op.br);
-    pushU32(this.code, depth);
+    this.code.byte(Op.br).u32(depth);
     return this;
   }
   brIf(depth: number): this {
-    this.code.push(Op.br_if);
-    pushU32(this.code, depth);
+    this.code.byte(Op.br_if).u32(depth);
     return this;
   }
 }
@@ -372,24 +440,26 @@ export interface ModuleSpec {
   exportTable?: string;
 }
 
-function section(out: number[], id: number, content: number[]): void {
-  out.push(id);
-  pushU32(out, content.length);
-  for (const b of content) out.push(b);
+/** The module being encoded, and one section's content before its size is known: reused by
+ * every encodeModule call (compiling is synchronous, so calls never overlap). */
+const moduleOut = new ByteWriter(4096);
+const sectionOut = new ByteWriter(1024);
+const localsOut = new ByteWriter(64);
+
+/** Starts a section: its content goes to the returned writer until endSection. */
+function beginSection(): ByteWriter {
+  sectionOut.length = 0;
+  return sectionOut;
+}
+function endSection(out: ByteWriter, id: number): void {
+  out.byte(id).u32(sectionOut.length).append(sectionOut);
 }
 
-function pushName(out: number[], s: string): void {
-  const bytes = Buffer.from(s, "utf8");
-  pushU32(out, bytes.length);
-  for (const b of bytes) out.push(b);
-}
-
-function pushSig(out: number[], sig: FuncSig): void {
-  out.push(0x60);
-  pushU32(out, sig.params.length);
-  for (const p of sig.params) out.push(VALTYPE[p]);
-  pushU32(out, sig.results.length);
-  for (const r of sig.results) out.push(VALTYPE[r]);
+function writeSig(out: ByteWriter, sig: FuncSig): void {
+  out.byte(0x60).u32(sig.params.length);
+  for (const p of sig.params) out.byte(VALTYPE[p]);
+  out.u32(sig.results.length);
+  for (const r of sig.results) out.byte(VALTYPE[r]);
 }
 
 const sigKey = (s: FuncSig): string => s.params.join(",") + ">" + s.results.join(",");
@@ -420,66 +490,53 @@ export interface EncodedModule {
 export function encodeModule(spec: ModuleSpec, types: TypeTable): EncodedModule {
   const importTypes = spec.imports.map((i) => types.indexOf(i.sig));
   const funcTypes = spec.functions.map((f) => types.indexOf(f.sig));
-  const out: number[] = [0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00];
+  const out = moduleOut;
+  out.length = 0;
+  out.byte(0x00).byte(0x61).byte(0x73).byte(0x6d).byte(0x01).byte(0x00).byte(0x00).byte(0x00);
 
-  const typeSec: number[] = [];
-  pushU32(typeSec, types.sigs.length);
-  for (const s of types.sigs) pushSig(typeSec, s);
-  section(out, 1, typeSec);
+  let sec = beginSection();
+  sec.u32(types.sigs.length);
+  for (const s of types.sigs) writeSig(sec, s);
+  endSection(out, 1);
 
-  const importSec: number[] = [];
-  pushU32(importSec, spec.imports.length + (spec.memory ? 1 : 0) + (spec.importedTable ? 1 : 0));
+  sec = beginSection();
+  sec.u32(spec.imports.length + (spec.memory ? 1 : 0) + (spec.importedTable ? 1 : 0));
   spec.imports.forEach((imp, i) => {
-    pushName(importSec, imp.module);
-    pushName(importSec, imp.name);
-    importSec.push(0x00);
-    pushU32(importSec, importTypes[i]!);
+    sec.name(imp.module).name(imp.name).byte(0x00).u32(importTypes[i]!);
   });
   if (spec.importedTable) {
-    pushName(importSec, spec.importedTable.module);
-    pushName(importSec, spec.importedTable.name);
-    importSec.push(0x01, 0x70, 0x00);
-    pushU32(importSec, spec.importedTable.size);
+    sec.name(spec.importedTable.module).name(spec.importedTable.name);
+    sec.byte(0x01).byte(0x70).byte(0x00).u32(spec.importedTable.size);
   }
   if (spec.memory) {
-    pushName(importSec, spec.memory.module);
-    pushName(importSec, spec.memory.name);
-    importSec.push(0x02, 0x01);
-    pushU32(importSec, spec.memory.minPages);
-    pushU32(importSec, spec.memory.maxPages);
+    sec.name(spec.memory.module).name(spec.memory.name).byte(0x02).byte(0x01);
+    sec.u32(spec.memory.minPages).u32(spec.memory.maxPages);
   }
-  section(out, 2, importSec);
+  endSection(out, 2);
   // With an imported table, the module's own table comes second in the table index space.
   const ownTable = spec.importedTable ? 1 : 0;
 
-  const funcSec: number[] = [];
-  pushU32(funcSec, funcTypes.length);
-  for (const t of funcTypes) pushU32(funcSec, t);
-  section(out, 3, funcSec);
+  sec = beginSection();
+  sec.u32(funcTypes.length);
+  for (const t of funcTypes) sec.u32(t);
+  endSection(out, 3);
 
-  const tableSize = spec.table.length;
-  const tableSec: number[] = [];
-  pushU32(tableSec, 1);
-  tableSec.push(0x70, 0x00);
-  pushU32(tableSec, tableSize);
-  section(out, 4, tableSec);
+  sec = beginSection();
+  sec.u32(1).byte(0x70).byte(0x00).u32(spec.table.length);
+  endSection(out, 4);
 
-  const globalSec: number[] = [];
-  pushU32(globalSec, spec.globals.length);
+  sec = beginSection();
+  sec.u32(spec.globals.length);
   for (const g of spec.globals) {
-    globalSec.push(VALTYPE[g.type], g.mutable ? 1 : 0);
-    if (g.type === "i32") {
-      globalSec.push(Op.i32_const);
-      pushS32(globalSec, g.init);
-    } else if (g.type === "i64") {
-      globalSec.push(Op.i64_const);
-      pushS64(globalSec, BigInt(g.init));
-    } else throw new Error("float globals are not used");
-    globalSec.push(Op.end);
+    sec.byte(VALTYPE[g.type]).byte(g.mutable ? 1 : 0);
+    if (g.type === "i32") sec.byte(Op.i32_const).s32(g.init);
+    else if (g.type === "i64") sec.byte(Op.i64_const).s64(BigInt(g.init));
+    else throw new Error("float globals are not used");
+    sec.byte(Op.end);
   }
-  section(out, 6, globalSec);
+  endSection(out, 6);
 
-  const exportSec: number[] = [];
+  sec = beginSection();
   const exports: [string, number, number][] = [];
   const nImports = spec.imports.length;
   spec.functions.forEach((f, i) => {
@@ -489,69 +546,59 @@ export function encodeModule(spec: ModuleSpec, types: TypeTable): EncodedModule 
     if (g.exportName) exports.push([g.exportName, 0x03, i]);
   });
   if (spec.exportTable) exports.push([spec.exportTable, 0x01, ownTable]);
-  pushU32(exportSec, exports.length);
-  for (const [name, kind, idx] of exports) {
-    pushName(exportSec, name);
-    exportSec.push(kind);
-    pushU32(exportSec, idx);
-  }
-  section(out, 7, exportSec);
+  sec.u32(exports.length);
+  for (const [name, kind, idx] of exports) sec.name(name).byte(kind).u32(idx);
+  endSection(out, 7);
 
-  const filled = spec.table.map((f, slot) => [f, slot] as const).filter(([f]) => f !== null);
-  if (filled.length > 0) {
-    const elemSec: number[] = [];
-    pushU32(elemSec, filled.length);
-    for (const [f, slot] of filled) {
+  let filled = 0;
+  for (const f of spec.table) if (f !== null) filled++;
+  if (filled > 0) {
+    sec = beginSection();
+    sec.u32(filled);
+    spec.table.forEach((f, slot) => {
+      if (f === null) return;
       // Flags 0: an active segment for table 0; 2: for the table index that follows.
-      if (ownTable === 0) elemSec.push(0x00);
-      else elemSec.push(0x02, ownTable);
-      elemSec.push(Op.i32_const);
-      pushS32(elemSec, slot);
-      elemSec.push(Op.end);
-      if (ownTable !== 0) elemSec.push(0x00); // element kind: funcref
-      pushU32(elemSec, 1);
-      pushU32(elemSec, f!);
-    }
-    section(out, 9, elemSec);
+      if (ownTable === 0) sec.byte(0x00);
+      else sec.byte(0x02).byte(ownTable);
+      sec.byte(Op.i32_const).s32(slot).byte(Op.end);
+      if (ownTable !== 0) sec.byte(0x00); // element kind: funcref
+      sec.u32(1).u32(f);
+    });
+    endSection(out, 9);
   }
 
-  const codeSec: number[] = [];
+  sec = beginSection();
   const starts: number[] = [];
-  pushU32(codeSec, spec.functions.length);
+  sec.u32(spec.functions.length);
+  const decl = localsOut;
   for (const f of spec.functions) {
-    const body: number[] = [];
-    // Run-length encode the local declarations.
-    const groups: [number, ValType][] = [];
-    for (const t of f.body.locals) {
-      const last = groups[groups.length - 1];
-      if (last && last[1] === t) last[0]++;
-      else groups.push([1, t]);
+    // Run-length encoded local declarations.
+    decl.length = 0;
+    const locals = f.body.locals;
+    let groups = 0;
+    for (let i = 0; i < locals.length; i++) if (i === 0 || locals[i] !== locals[i - 1]) groups++;
+    decl.u32(groups);
+    for (let i = 0; i < locals.length;) {
+      let j = i + 1;
+      while (j < locals.length && locals[j] === locals[i]) j++;
+      decl.u32(j - i).byte(VALTYPE[locals[i]!]);
+      i = j;
     }
-    pushU32(body, groups.length);
-    for (const [n, t] of groups) {
-      pushU32(body, n);
-      body.push(VALTYPE[t]);
-    }
-    const localsSize = body.length;
-    for (const b of f.body.code) body.push(b);
-    body.push(Op.end);
-    pushU32(codeSec, body.length);
-    starts.push(codeSec.length + localsSize);
-    for (const b of body) codeSec.push(b);
+    sec.u32(decl.length + f.body.code.length + 1).append(decl);
+    starts.push(sec.length);
+    sec.append(f.body.code).byte(Op.end);
   }
-  const header: number[] = [];
-  pushU32(header, codeSec.length);
-  const codeSecStart = out.length + 1 + header.length;
-  section(out, 10, codeSec);
+  out.byte(10).u32(sec.length);
+  const codeSecStart = out.length;
+  out.append(sec);
+
   if (spec.name !== undefined) {
-    const names: number[] = [];
-    pushName(names, "name");
-    const moduleName: number[] = [];
-    pushName(moduleName, spec.name);
-    names.push(0x00);
-    pushU32(names, moduleName.length);
-    for (const b of moduleName) names.push(b);
-    section(out, 0, names);
+    sec = beginSection();
+    sec.name("name").byte(0x00);
+    const nameBytes = Buffer.byteLength(spec.name, "utf8");
+    // Subsection 0 (module name): its size, then the name itself.
+    sec.u32(nameBytes + (nameBytes < 128 ? 1 : nameBytes < 16384 ? 2 : 3)).name(spec.name);
+    endSection(out, 0);
   }
-  return { bytes: Uint8Array.from(out), codeStarts: starts.map((s) => s + codeSecStart) };
+  return { bytes: out.toBytes(), codeStarts: starts.map((st) => st + codeSecStart) };
 }

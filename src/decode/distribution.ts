@@ -30,26 +30,15 @@ export function softmaxStats(buf: VocabBuffers): SoftmaxStats {
 }
 
 /** Logits of a strided sample of the vocabulary, reused between calls. */
-const SAMPLE = 2048;
+const SAMPLE = 1024;
+/** The nucleus's edge is narrowed to this many sampled ranks before collecting the tokens
+ * between them (GRANULE / SAMPLE of the vocabulary at most: 2,400 tokens at 151,936). */
+const GRANULE = 16;
+/** Vocabularies up to this size are partitioned whole: cheaper than sampling them. */
+const SMALL_VOCABULARY = 4 * SAMPLE;
+/** The sample's estimated mass at or above each of its logits (see nucleusCut). */
+const estimated = new Float64Array(SAMPLE + 2);
 const sample = new Float32Array(SAMPLE);
-
-/** The rank-th largest (1-based) of every stride-th logit, NaN skipped; −Infinity when fewer. */
-function sampledRank(logits: Float32Array, stride: number, rank: number): number {
-  let count = 0;
-  // `sample` keeps the `rank` largest seen so far, descending.
-  for (let i = 0; i < logits.length; i += stride) {
-    const v = logits[i]!;
-    if (!(v > -Infinity)) continue;
-    if (count === rank && v <= sample[rank - 1]!) continue;
-    let j = count < rank ? count++ : rank - 1;
-    while (j > 0 && sample[j - 1]! < v) {
-      sample[j] = sample[j - 1]!;
-      j--;
-    }
-    sample[j] = v;
-  }
-  return count === rank ? sample[rank - 1]! : -Infinity;
-}
 
 /** A copy of the block maxima for selection, reused between calls. */
 let maxima = new Float32Array(0);
@@ -123,23 +112,13 @@ export function topTokens(buf: VocabBuffers, k: number, ids: Int32Array, fresh =
   return count;
 }
 
-/** Nuclei up to this many tokens are found by collecting candidates, larger ones by mass passes. */
-const SMALL_NUCLEUS = 16384;
-
-export interface Nucleus {
-  /** The lowest logit in the nucleus: every token at or above it is in (ties included). */
-  cut: number;
-  /** When ≥ 0, `buf.index[0..count)` holds the nucleus (the smallest set, ties cut) and `mass`
-   * its weight; −1 when the nucleus was too large to list (then use `cut`). */
-  count: number;
-  mass: number;
-}
-
 /**
- * The top-p nucleus: after `buf.expWeights(max, scale)` returned `z`, the smallest most likely
- * set weighing at least p·z. A strided sample of the vocabulary predicts where it ends; a small
- * nucleus is collected and partitioned by weight, a large one is bracketed by mass passes and
- * only the tokens inside the bracket are partitioned.
+ * The top-p nucleus's edge: after `buf.expWeights(max, scale)` returned `z` (and `buf.max()`
+ * left the block maxima), the lowest logit of the nucleus, the tokens whose more likely tokens
+ * weigh less than p·z together; every token at or above it is in (ties at the edge too).
+ * A strided sample of the vocabulary, sorted once, predicts where the mass reaches p·z; exact
+ * mass passes above sampled logits narrow the edge to a few sampled ranks (two or three passes
+ * usually), the tokens between those are collected, and only they are partitioned by weight.
  */
 export function nucleusCut(
   buf: VocabBuffers,
@@ -147,58 +126,82 @@ export function nucleusCut(
   max: number,
   scale: number,
   z: number,
-): Nucleus {
+): number {
+  if (p >= 1) return -Infinity;
   const target = p * z;
   const logits = buf.logits;
-  const n = buf.size;
-  const stride = Math.max(1, Math.floor(n / SAMPLE));
-  const index = buf.index;
   const weights = buf.weights;
-  // A small nucleus (the usual case): collect everything above a sampled logit and partition
-  // those few by weight, going down the sample while their mass falls short.
-  for (let rank = 8; rank * stride <= SMALL_NUCLEUS && rank <= SAMPLE; rank *= 4) {
-    const threshold = sampledRank(logits, stride, rank);
-    if (threshold === -Infinity) break;
-    // A mass pass is cheaper than collecting candidates that turn out too few.
-    if (buf.massAbove(threshold) < target) continue;
-    const count = buf.collect(threshold);
-    let mass = 0;
-    for (let i = 0; i < count; i++) mass += weights[index[i]!]!;
-    if (mass >= target) {
-      const kept = nucleus(index, count, weights, target);
-      return { cut: lowestLogit(logits, index, kept.count), ...kept };
-    }
+  const index = buf.index;
+  const n = buf.size;
+  if (n <= SMALL_VOCABULARY) {
+    const count = buf.collect(-Infinity);
+    return lowestLogit(logits, index, nucleus(index, count, weights, target).count);
   }
+  const stride = Math.floor(n / SAMPLE);
   let taken = 0;
   for (let i = 0; i < n && taken < SAMPLE; i += stride) {
     const v = logits[i]!;
     if (v > -Infinity) sample[taken++] = v; // NaN and masked tokens carry no weight
   }
   const sorted = sample.subarray(0, taken).sort().reverse();
-  // Each sampled token stands for `stride` tokens: estimate where the mass reaches the target.
-  // The heavy few a sample misses are counted exactly: the mass above the top sampled logit.
-  let at = taken > 0 ? 1 : 0;
-  let estimate = taken > 0 ? buf.massAbove(sorted[0]!) : 0;
-  while (at < taken && estimate < target)
-    estimate += Math.exp((sorted[at++]! - max) * scale) * stride;
-  const spread = Math.ceil(3 * Math.sqrt(at + 1)) + 4;
-  const valueAt = (rank: number) =>
-    rank < 0 ? Infinity : rank >= taken ? -Infinity : sorted[rank]!;
-  let hiRank = at - spread;
-  let loRank = at + spread;
-  // Confirm mass(≥ hi) < target ≤ mass(≥ lo), widening the bracket where the guess was off.
-  let hiMass = valueAt(hiRank) === Infinity ? 0 : buf.massAbove(valueAt(hiRank));
-  while (hiMass >= target) {
-    loRank = hiRank;
-    hiRank -= 4 * spread;
-    hiMass = valueAt(hiRank) === Infinity ? 0 : buf.massAbove(valueAt(hiRank));
+  // Boundary r (0..taken + 1): +Infinity, the sampled logits in descending order, −Infinity;
+  // massAt(r) is the exact mass at or above it: 0 at r = 0, z at r = taken + 1.
+  const boundary = (r: number) => (r <= 0 ? Infinity : r > taken ? -Infinity : sorted[r - 1]!);
+  const topMass = taken > 0 ? buf.massAbove(sorted[0]!) : z;
+  if (topMass >= target) {
+    // The nucleus lies among the few tokens at or above the sample's largest logit.
+    const count = buf.collectAbove(boundary(1));
+    return lowestLogit(logits, index, nucleus(index, count, weights, target).count);
   }
-  while (valueAt(loRank) > -Infinity && buf.massAbove(valueAt(loRank)) < target)
-    loRank += 4 * spread;
-  const hi = valueAt(hiRank);
-  const count = buf.collect(valueAt(loRank), hi);
-  const kept = nucleus(index, count, weights, target - hiMass).count;
-  return { cut: lowestLogit(logits, index, kept), count: -1, mass: NaN };
+  // Each sampled token below the top stands for `stride` tokens: estimated[r] is the mass at or
+  // above boundary r so estimated (monotone, but biased: the heavy upper tail of the body is
+  // rare in a sample). The search interpolates in that coordinate between two exact masses.
+  estimated[1] = topMass;
+  for (let r = 1; r < taken; r++)
+    estimated[r + 1] = estimated[r]! + Math.exp((sorted[r]! - max) * scale) * stride;
+  estimated[taken + 1] = estimated[taken]!;
+  // Narrow hi < lo, with massAt(hi) < target ≤ massAt(lo), by exact mass passes; after two
+  // probes that moved the same end, one bisection, so that a bad guess costs little.
+  let hi = 1;
+  let hiMass = topMass;
+  let lo = taken + 1;
+  let loMass = z;
+  let lastMoved = 0; // +1: hi moved, −1: lo moved
+  let repeats = 0;
+  while (lo - hi > GRANULE) {
+    const bisect = repeats >= 2;
+    let probe = (hi + lo) >>> 1;
+    if (!bisect) {
+      const want =
+        estimated[hi]! +
+        ((target - hiMass) / (loMass - hiMass)) * (estimated[lo]! - estimated[hi]!);
+      probe = firstAtLeast(estimated, hi, lo, want);
+    }
+    probe = Math.min(lo - 1, Math.max(hi + 1, probe));
+    const mass = buf.massAbove(boundary(probe));
+    const moved = mass < target ? 1 : -1;
+    repeats = bisect ? 0 : moved === lastMoved ? repeats + 1 : 1;
+    lastMoved = moved;
+    if (moved > 0) {
+      hi = probe;
+      hiMass = mass;
+    } else {
+      lo = probe;
+      loMass = mass;
+    }
+  }
+  const count = buf.collect(boundary(lo), boundary(hi));
+  return lowestLogit(logits, index, nucleus(index, count, weights, target - hiMass).count);
+}
+
+/** The first r in [from, to] with values[r] ≥ want (values ascending); `to` when none. */
+function firstAtLeast(values: Float64Array, from: number, to: number, want: number): number {
+  while (from < to) {
+    const mid = (from + to) >>> 1;
+    if (values[mid]! >= want) to = mid;
+    else from = mid + 1;
+  }
+  return from;
 }
 
 function lowestLogit(logits: Float32Array, index: Int32Array, count: number): number {

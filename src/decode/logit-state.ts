@@ -6,6 +6,8 @@ import { VocabBuffers } from "./vocab-kernels.js";
 
 /** How many ranks top_k_token/top_k_prob can reach. */
 export const TOP_K_CAPACITY = 64;
+/** Ranks found first: enough for the usual reads, and only a few blocks to scan. */
+const FEW_RANKS = 8;
 /** Snapshot slots for logit_snapshot/logit_restore/logit_diff (the seed had 2). */
 export const SNAPSHOT_SLOTS = 8;
 /** What logit_mask_below and logit_top_p write into masked entries (the seed's value). */
@@ -23,7 +25,10 @@ export class LogitState {
   readonly logits: Float32Array;
   private readonly buf: VocabBuffers;
   private readonly topIds = new Int32Array(TOP_K_CAPACITY);
+  /** How many ranks topIds holds (fewer than asked when fewer tokens are finite); −1: none. */
   private topCount = -1;
+  /** How many ranks were asked for when topIds was filled. */
+  private topAsked = 0;
   private cachedEntropy = NaN;
   private cachedLogZ = NaN;
   /** Whether the buffer's block maxima belong to the current logits (a stats pass left them). */
@@ -61,14 +66,21 @@ export class LogitState {
     return this.logits[id]!;
   }
 
-  private ensureTop(): void {
-    if (this.topCount >= 0) return;
-    this.topCount = topTokens(this.buf, TOP_K_CAPACITY, this.topIds, this.maximaFresh);
+  /** Fills topIds through `rank`: the first few ranks (what a hook reads every step) scan a
+   * few blocks, all TOP_K_CAPACITY ranks scan as many blocks. */
+  private ensureTop(rank: number): void {
+    if (this.topCount >= 0) {
+      if (rank < this.topCount) return;
+      // Fewer found than asked for: no more tokens are finite.
+      if (this.topCount < this.topAsked || this.topAsked === TOP_K_CAPACITY) return;
+    }
+    this.topAsked = rank < FEW_RANKS ? FEW_RANKS : TOP_K_CAPACITY;
+    this.topCount = topTokens(this.buf, this.topAsked, this.topIds, this.maximaFresh);
     this.maximaFresh = true;
   }
 
   topToken(rank: number): number {
-    this.ensureTop();
+    if (Number.isInteger(rank) && rank >= 0) this.ensureTop(rank);
     if (!Number.isInteger(rank) || rank < 0 || rank >= this.topCount) {
       throw new RangeError(`top-k rank ${rank} is outside 0..${this.topCount - 1}`);
     }
@@ -152,7 +164,7 @@ export class LogitState {
     const buf = this.buf;
     const max = buf.max();
     if (!(max > -Infinity && max < Infinity)) return;
-    buf.maskBelow(nucleusCut(buf, p, max, 1, buf.expWeights(max, 1)).cut, MASKED_LOGIT);
+    buf.maskBelow(nucleusCut(buf, p, max, 1, buf.expWeights(max, 1)), MASKED_LOGIT);
   }
 
   private checkSlot(slot: number): void {

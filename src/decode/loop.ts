@@ -269,7 +269,7 @@ export class DecodeLoop {
   private preserveLogits(decoding: readonly SequenceState[]): void {
     for (const s of this.active) {
       // A sequence waiting for a VM worker gets fresh logits from its injection's decode.
-      if (s.done || s.offloaded || s.savedLogits !== null || decoding.includes(s)) continue;
+      if (s.done || s.offloaded || s.hasSavedLogits || decoding.includes(s)) continue;
       try {
         s.saveLogits(this.engine.logits(s.seq));
       } catch {
@@ -280,9 +280,7 @@ export class DecodeLoop {
 
   /** The next-token logits of a sequence: a copy kept aside, or the engine's buffer. */
   private takeLogits(s: SequenceState): Float32Array {
-    const saved = s.savedLogits;
-    s.savedLogits = null;
-    return saved ?? this.engine.logits(s.seq);
+    return s.takeSavedLogits() ?? this.engine.logits(s.seq);
   }
 
   /**
@@ -300,7 +298,7 @@ export class DecodeLoop {
       if (!(err instanceof EngineError) || err.code !== "context-full") throw err;
       for (const s of owners) {
         // Whatever part of the batch did get in is discarded with the sequence's state.
-        s.closedRegion = null;
+        s.takeClosedRegion();
         s.finish("context-full");
       }
       return false;
@@ -345,9 +343,7 @@ export class DecodeLoop {
       engine.truncate(s.seq, keep);
       kvVectorOf(engine).set(s.seq, engine.controlVectorOf(s.seq));
       cached.length = keep;
-      s.tokens.push(...promptTokens);
-      s.promptLength = promptTokens.length;
-      s.stats.promptTokens = promptTokens.length;
+      s.setPrompt(promptTokens);
       items.push({ seq: s.seq, tokens: promptTokens.slice(keep) });
     }
     engine.decode(items);
@@ -359,7 +355,7 @@ export class DecodeLoop {
   }
 
   private runSetup(s: SequenceState, source: string): void {
-    const logits = s.savedLogits ?? this.engine.logits(s.seq);
+    const logits = s.peekSavedLogits() ?? this.engine.logits(s.seq);
     const outcome = s.runOnLogits("setup", logits, () => s.vm.run(source));
     s.recordVm("setup", "c", source, outcome);
     if (outcome.stdout)
@@ -413,8 +409,7 @@ export class DecodeLoop {
     const stats = s.options.tokenStats || (s.options.topLogprobs ?? 0) > 0;
     const probability = stats ? state.probability(token) : NaN;
     const entropy = stats ? state.entropy() : NaN;
-    const step = s.step++;
-    s.sampled++;
+    const step = s.countSampled();
     if (engine.isEndOfGeneration(token)) {
       s.finish("eos");
       return null;
@@ -433,7 +428,7 @@ export class DecodeLoop {
     }
     for (const ev of events) {
       if (ev.type === "region-end" && s.closedRegion === null) {
-        s.closedRegion = ev.region;
+        s.markClosed(ev.region);
         // The token ran past the region's end: keep only the part up to it, re-tokenized.
         const end = ev.region.end;
         if (end < s.scanner.offset) {
@@ -460,11 +455,11 @@ export class DecodeLoop {
         s.events.push({ type: "region-end", seq: s.seq, region: ev.region });
       }
     }
-    if (!s.options.inject) s.closedRegion = null;
+    if (!s.options.inject) s.takeClosedRegion();
     const stop = this.findStop(s, before);
     if (stop >= 0) {
       s.scanner.rewind(stop);
-      s.closedRegion = null;
+      s.takeClosedRegion();
       s.finish("stop");
       return null;
     }
@@ -582,9 +577,8 @@ export class DecodeLoop {
   private runClosedRegions(owners: SequenceState[]): void {
     const ran: RegionRun[] = [];
     for (const s of owners) {
-      const region = s.closedRegion;
+      const region = s.takeClosedRegion();
       if (!region) continue;
-      s.closedRegion = null;
       if (this.offload(s, region)) continue;
       const outcome = s.runOnLogits("region", this.engine.logits(s.seq), () =>
         this.execute(s, region),
@@ -685,7 +679,7 @@ export class DecodeLoop {
     kvOf(engine, s.seq).length = keep;
     this.preserveLogits([s]);
     engine.decode([{ seq: s.seq, tokens: [last] }]);
-    s.savedLogits = null;
+    s.dropSavedLogits();
     this.appendTokens(s, [last]);
   }
 

@@ -11,7 +11,7 @@
 
 import { BLOCK } from "./simd-module.js";
 import { BOUND_RATIO, VocabBuffers } from "./vocab-kernels.js";
-import { collectTopCandidates, nucleus, nucleusCut, selectLargest } from "./distribution.js";
+import { collectTopCandidates, nucleus, selectLargest } from "./distribution.js";
 
 export { nucleus, selectLargest } from "./distribution.js";
 
@@ -116,6 +116,8 @@ export class Sampler {
   /** The logits being sampled, with weights and candidate ids; sized once. */
   private readonly buf: VocabBuffers;
   private readonly seenStamp: Uint32Array;
+  /** How many tokens the last collectMinP listed. */
+  private minPCount = 0;
   private stamp = 0;
 
   constructor(vocabSize: number, options: SamplerOptions = {}) {
@@ -228,45 +230,32 @@ export class Sampler {
     const inv = 1 / this.temperature;
     let n: number;
     let sum = 0;
-    /** Whether weight[] and sum already hold the candidates' weights (top-p did them). */
-    let weighed = false;
     if (this.topK > 0) {
       const found = collectTopCandidates(buf, this.topK, true);
       n = Math.min(this.topK, found);
       if (found > n) selectLargest(index, found, n, work);
-    } else if (this.topP < 1 && !(this.minP > 0 && this.minPInsideNucleus(max, inv))) {
-      const found = nucleusCut(buf, this.topP, max, inv, buf.expWeights(max, inv));
-      if (found.count < 0) {
-        // A large nucleus (and min-p, when asked) is every token above a logit cut: weigh
-        // those and draw through the per-block sums.
-        let cut = found.cut;
-        if (this.minP > 0) cut = Math.max(cut, max + Math.log(this.minP) * this.temperature);
-        return this.drawByBounds(max, inv, cut);
-      }
-      n = found.count;
-      sum = found.mass;
-      weighed = true;
+    } else if (this.topP < 1) {
+      const bounds = buf.expBounds(max, inv);
+      if (!(this.minP > 0 && this.minPInsideNucleus(max, inv, bounds)))
+        return this.drawFromNucleus(max, inv, bounds);
+      // The nucleus holds the whole min-p set (which buf.index still lists): min-p decides.
+      n = this.minPCount;
     } else if (this.minP > 0) {
-      // Only weights ≥ minP can survive: logit ≥ max + T·ln(minP). Collect a little below that
-      // bound and let the exact weight test below decide.
-      const bound = max + Math.log(this.minP) * this.temperature;
-      n = buf.collectAbove(bound - 1e-6 * (Math.abs(bound) + 1));
+      n = this.collectMinP(max);
     } else {
       // Temperature alone: the whole vocabulary, drawn through the per-block sums.
-      return this.drawByBounds(max, inv, -Infinity);
+      return this.drawByBounds(max, inv);
     }
-    if (!weighed) {
-      for (let j = 0; j < n; j++) {
-        const id = index[j]!;
-        const w = Math.exp((work[id]! - max) * inv);
-        weight[id] = w;
-        sum += w;
-      }
-      if (this.topP < 1 && this.topK > 0) {
-        const kept = nucleus(index, n, weight, this.topP * sum);
-        n = kept.count;
-        sum = kept.mass;
-      }
+    for (let j = 0; j < n; j++) {
+      const id = index[j]!;
+      const w = Math.exp((work[id]! - max) * inv);
+      weight[id] = w;
+      sum += w;
+    }
+    if (this.topP < 1 && this.topK > 0) {
+      const kept = nucleus(index, n, weight, this.topP * sum);
+      n = kept.count;
+      sum = kept.mass;
     }
     if (this.minP > 0) {
       // The most likely token has weight exp(0) = 1 and always survives top-k and top-p.
@@ -300,49 +289,115 @@ export class Sampler {
    * exponentials of the whole vocabulary: z is at least Σ upper bounds ÷ their largest ratio.
    * When it cannot be decided so, the caller takes the exact nucleus.
    */
-  private minPInsideNucleus(max: number, inv: number): boolean {
+  private minPInsideNucleus(max: number, inv: number, bounds: number): boolean {
     const buf = this.buf;
-    const bound = max + Math.log(this.minP) * this.temperature;
-    const n = buf.collectAbove(bound - 1e-6 * (Math.abs(bound) + 1));
+    const n = (this.minPCount = this.collectMinP(max));
     let mass = 0;
     for (let j = 0; j < n; j++) {
       const w = Math.exp((buf.logits[buf.index[j]!]! - max) * inv);
       if (w >= this.minP) mass += w;
     }
-    return mass < (this.topP * buf.expBounds(max, inv)) / BOUND_RATIO;
+    return mass < (this.topP * bounds) / BOUND_RATIO;
+  }
+
+  /** Lists in buf.index the tokens that may reach min-p, returns how many: only weights ≥ minP
+   * survive, so logit ≥ max + T·ln(minP); collected a little below that bound, and the exact
+   * weight test decides. */
+  private collectMinP(max: number): number {
+    const bound = max + Math.log(this.minP) * this.temperature;
+    return this.buf.collectAbove(bound - 1e-6 * (Math.abs(bound) + 1));
+  }
+
+  /** A token drawn with probability weights[id] ÷ total through the per-block sums, after
+   * expBounds or expWeights wrote them; −1 when rounding left the draw on an empty stretch. */
+  private propose(total: number): number {
+    const weights = this.buf.weights;
+    const blocks = this.buf.blockSums;
+    let target = this.rng.next() * total;
+    let b = 0;
+    while (b < blocks.length - 1 && target >= blocks[b]!) target -= blocks[b++]!;
+    const start = b * BLOCK;
+    const end = Math.min(start + BLOCK, this.vocabSize);
+    let id = end - 1;
+    for (let i = start; i < end; i++) {
+      target -= weights[i]!;
+      if (target < 0) {
+        id = i;
+        break;
+      }
+    }
+    // Rounding left the target past the block's last weight: take its last token with one.
+    while (id >= start && !(weights[id]! > 0)) id--;
+    return id >= start ? id : -1;
   }
 
   /**
-   * Draws from the weights exp((x − max)·inv) of every token at or above `cut` without
-   * computing them all: a token is proposed from cheap upper bounds of the weights (block by
-   * block, then within the block) and accepted with probability weight ÷ bound, which samples
-   * the exact distribution; about 1 proposal in 30 is rejected.
+   * Draws from the weights exp((x − max)·inv) of every token without computing them all: a
+   * token is proposed from cheap upper bounds of the weights (block by block, then within the
+   * block) and accepted with probability weight ÷ bound, which samples the exact distribution;
+   * about 1 proposal in 30 is rejected.
    */
-  private drawByBounds(max: number, inv: number, cut: number): number {
+  private drawByBounds(max: number, inv: number): number {
     const buf = this.buf;
-    const total = buf.expBounds(max, inv, cut);
-    const bound = buf.weights;
-    const logits = buf.logits;
-    const blocks = buf.blockSums;
+    const total = buf.expBounds(max, inv);
     for (;;) {
-      let target = this.rng.next() * total;
-      let b = 0;
-      while (b < blocks.length - 1 && target >= blocks[b]!) target -= blocks[b++]!;
-      const start = b * BLOCK;
-      const end = Math.min(start + BLOCK, this.vocabSize);
-      let id = end - 1;
-      for (let i = start; i < end; i++) {
-        target -= bound[i]!;
-        if (target < 0) {
-          id = i;
-          break;
-        }
-      }
-      // Rounding left the target past the block's last bound: take its last token with one.
-      while (id >= start && !(bound[id]! > 0)) id--;
-      if (id < start) continue;
-      if (this.rng.next() * bound[id]! < Math.exp((logits[id]! - max) * inv)) return id;
+      const id = this.propose(total);
+      if (id < 0) continue;
+      if (this.rng.next() * buf.weights[id]! < Math.exp((buf.logits[id]! - max) * inv)) return id;
     }
+  }
+
+  /**
+   * Top-p, and min-p after it when asked. The nucleus is every token whose more likely tokens
+   * weigh less than p·z together (so ties at its edge stay in, as logit_top_p keeps them).
+   * Drawn by rejection, without the exact z or the nucleus's edge: a token proposed from the
+   * bounds and accepted with probability weight ÷ bound follows the whole softmax; it is kept
+   * when it is in the nucleus (and its weight reaches min-p). Membership is decided by one pass
+   * that sums the bounds of the tokens above it: those bounds bracket its heavier mass and the
+   * rest within BOUND_RATIO, which decides it unless its heavier mass lies within about 6% of
+   * the edge (2% of proposals at p = 0.9). Only then are the exact weights computed, and the
+   * draw goes on from them. `bounds`: what expBounds(max, inv) returned.
+   */
+  private drawFromNucleus(max: number, inv: number, bounds: number): number {
+    const buf = this.buf;
+    const p = this.topP;
+    /** The bounds' ratio, and room for the roundings of two different float32 sums of them. */
+    const ratio = BOUND_RATIO * (1 + 1e-5);
+    let exact = false;
+    let total = bounds;
+    for (;;) {
+      const id = this.propose(total);
+      if (id < 0) continue;
+      const logit = buf.logits[id]!;
+      const weight = Math.exp((logit - max) * inv);
+      if (!exact && !(this.rng.next() * buf.weights[id]! < weight)) continue;
+      if (weight < this.minP) continue;
+      // Near the top, the bounds of the few blocks that hold a more likely token settle it
+      // without a pass: they weigh at least its heavier mass, and z ≥ Σ bounds ÷ the ratio.
+      if (!exact && this.boundsOfBlocksAbove(logit) < (p * total) / ratio) return id;
+      const heavier = buf.massAboveLogit(logit);
+      if (!exact) {
+        const rest = total - heavier;
+        if ((1 - p) * heavier < (p * rest) / ratio) return id;
+        if (((1 - p) * heavier) / ratio >= p * rest) continue;
+        // Too close to the edge for the bounds: weigh every token exactly and decide again.
+        total = buf.expWeights(max, inv);
+        exact = true;
+        if (buf.massAboveLogit(logit) < p * total) return id;
+        continue;
+      }
+      if (heavier < p * total) return id;
+    }
+  }
+
+  /** Σ of the per-block sums (after expBounds: of bounds) of the blocks whose largest logit is
+   * above `logit`. */
+  private boundsOfBlocksAbove(logit: number): number {
+    const maxima = this.buf.blockMaxima;
+    const sums = this.buf.blockSums;
+    let sum = 0;
+    for (let b = 0; b < maxima.length; b++) if (maxima[b]! > logit) sum += sums[b]!;
+    return sum;
   }
 
   private checkToken(what: string, id: number): void {

@@ -72,12 +72,11 @@ export class SequenceState implements IntrinsicHost {
   readonly logitState: LogitState;
   /** Every token in the KV cache of this sequence, in order. */
   readonly tokens: number[] = [];
-  promptLength = 0;
+  private promptTokens = 0;
   /** Text offset at which each generated or injected token starts (index = position − promptLength). */
   readonly tokenOffsets: number[] = [];
-  sampled = 0;
-  step = 0;
-  done = false;
+  private sampledTokens = 0;
+  private finished = false;
   private phase: VmPhase = "idle";
   /** Whether VM code may read the logits now (during hooks, setup and region programs). */
   private logitsReady = false;
@@ -105,7 +104,7 @@ export class SequenceState implements IntrinsicHost {
   };
   /** This sequence's next-token logits, copied aside when a decode of other sequences was about
    * to overwrite llama.cpp's buffer (injections and rewinds decode a subset of the sequences). */
-  savedLogits: Float32Array | null = null;
+  private savedLogits: Float32Array | null = null;
   private stash: Float32Array | null = null;
 
   /** Copies the engine's current logits for this sequence aside. */
@@ -115,8 +114,80 @@ export class SequenceState implements IntrinsicHost {
     this.savedLogits = this.stash;
   }
 
+  /** Whether logits were copied aside and not yet taken or dropped. */
+  get hasSavedLogits(): boolean {
+    return this.savedLogits !== null;
+  }
+
+  /** The logits copied aside, if any, which are then gone (the next step uses them once). */
+  takeSavedLogits(): Float32Array | null {
+    const saved = this.savedLogits;
+    this.savedLogits = null;
+    return saved;
+  }
+
+  /** The logits copied aside, if any, left in place (setup code reads them; sampling follows). */
+  peekSavedLogits(): Float32Array | null {
+    return this.savedLogits;
+  }
+
+  /** Drops logits copied aside: a decode of this sequence made them stale. */
+  dropSavedLogits(): void {
+    this.savedLogits = null;
+  }
+
+  /** Tokens of the prompt at the start of `tokens`. */
+  get promptLength(): number {
+    return this.promptTokens;
+  }
+
+  /** Appends the prompt's tokens; once, before anything is generated. */
+  setPrompt(tokens: readonly number[]): void {
+    if (this.tokens.length > 0) throw new Error("the prompt is set once, before generation");
+    this.tokens.push(...tokens);
+    this.promptTokens = tokens.length;
+    this.stats.promptTokens = tokens.length;
+  }
+
+  /** Tokens sampled so far; also the index of the next sampling step. */
+  get sampled(): number {
+    return this.sampledTokens;
+  }
+
+  /** The current sampling step (what hook_step and hook events report). */
+  get step(): number {
+    return this.sampledTokens;
+  }
+
+  /** Counts a sampled token; returns the step it was sampled at. */
+  countSampled(): number {
+    return this.sampledTokens++;
+  }
+
+  /** Whether the sequence has finished (a `done` event is queued). */
+  get done(): boolean {
+    return this.finished;
+  }
+
   /** A region that closed in the token just decoded; handled after the batch decode. */
-  closedRegion: Region | null = null;
+  private pendingRegion: Region | null = null;
+
+  /** The region that closed in the token just decoded, run after the batch decode; null if none. */
+  get closedRegion(): Region | null {
+    return this.pendingRegion;
+  }
+
+  /** Records a region that closed in this token; the first one of a token wins. */
+  markClosed(region: Region): void {
+    this.pendingRegion ??= region;
+  }
+
+  /** The closed region, which is then no longer pending. */
+  takeClosedRegion(): Region | null {
+    const region = this.pendingRegion;
+    this.pendingRegion = null;
+    return region;
+  }
   /** A region running on a VM worker: the sequence samples nothing until its outcome is in. */
   offloaded: { region: Region; outcome: VmOutcome | null } | null = null;
 
@@ -349,8 +420,8 @@ export class SequenceState implements IntrinsicHost {
   }
 
   finish(reason: DoneReason): void {
-    if (this.done) return;
-    this.done = true;
+    if (this.finished) return;
+    this.finished = true;
     this.live.binding.target = null;
     if (this.vectorBefore !== undefined) {
       this.engine.setControlVector(this.seq, this.vectorBefore);
@@ -358,8 +429,8 @@ export class SequenceState implements IntrinsicHost {
     }
     const totalMs = performance.now() - this.startedAt;
     this.stats.totalMs = totalMs;
-    this.stats.sampledTokens = this.sampled;
-    this.stats.tokensPerSecond = totalMs > 0 ? (this.sampled * 1000) / totalMs : 0;
+    this.stats.sampledTokens = this.sampledTokens;
+    this.stats.tokensPerSecond = totalMs > 0 ? (this.sampledTokens * 1000) / totalMs : 0;
     this.events.push({
       type: "done",
       seq: this.seq,

@@ -473,14 +473,13 @@ function expKernel(name: string, store: boolean): KernelFn {
  * float whose bits are (y + 127)·2^23 is 2^k·(1 + f) (k = ⌊y⌋, f = y − k), the chord of 2^y,
  * which lies above it and at most 6.2% over. `a` = scale·log2 e·2^23 and `b` = 127·2^23 plus a
  * margin for the roundings of the three float32 operations; the saturating conversion turns
- * NaN, −Infinity and everything below 2^−127 into 0. Lanes below `cut` are 0. Stores each
- * bound to out, each block's Σ (f32 within the block) to sums[2 + block], the total (f64) to
+ * NaN, −Infinity and everything below 2^−127 into 0. Stores each bound to out, each block's Σ (f32 within the block) to sums[2 + block], the total (f64) to
  * sums[0].
  */
 function boundsKernel(): KernelFn {
-  const [p, n, shift, a, b, out, sums, cut] = [0, 1, 2, 3, 4, 5, 6, 7];
-  const [end, blockEnd, blockPtr, total, blockSum, vShift, vA, vB, vCut, acc, x, vZero] = [
-    8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19,
+  const [p, n, shift, a, b, out, sums] = [0, 1, 2, 3, 4, 5, 6];
+  const [end, blockEnd, blockPtr, total, blockSum, vShift, vA, vB, acc, x, vZero] = [
+    7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17,
   ];
   const vector = [
     ...get(out),
@@ -496,10 +495,6 @@ function boundsKernel(): KernelFn {
     ...f32x4.add,
     ...f32x4.pmax, // max(0, u): NaN and everything below 2^−127 become 0
     ...f32x4.truncSat,
-    ...get(x),
-    ...get(vCut),
-    ...f32x4.ge,
-    ...v128.and,
     ...tee(x),
     ...vstore,
     ...get(acc),
@@ -524,15 +519,14 @@ function boundsKernel(): KernelFn {
   ];
   return {
     name: "bounds",
-    params: [I32, I32, F32, F32, F32, I32, I32, F32],
+    params: [I32, I32, F32, F32, F32, I32, I32],
     results: [],
-    locals: [I32, I32, I32, F64, F64, V128, V128, V128, V128, V128, V128, V128],
+    locals: [I32, I32, I32, F64, F64, V128, V128, V128, V128, V128, V128],
     body: [
       ...endOf(p, n, end),
       ...splatInto(shift, vShift),
       ...splatInto(a, vA),
       ...splatInto(b, vB),
-      ...splatInto(cut, vCut),
       ...get(sums),
       ...set(blockPtr),
       ...eachBlock(p, end, blockEnd, [

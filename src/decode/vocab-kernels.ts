@@ -29,7 +29,6 @@ interface KernelExports {
     b: number,
     out: number,
     sums: number,
-    cut: number,
   ): void;
   collect(p: number, n: number, threshold: number, below: number, out: number): number;
   massAbove(p: number, w: number, n: number, threshold: number): number;
@@ -189,14 +188,14 @@ export class VocabBuffers {
   }
 
   /** Fills `weights` with upper bounds of exp((x − shift)·scale) (each at most 6.2% over, 0
-   * below `cut` and for NaN), and `blockSums` with their sums per block; returns the total.
+   * for NaN and −Infinity), and `blockSums` with their sums per block; returns the total.
    * Drawing from the bounds and accepting with probability weight ÷ bound samples the exact
    * distribution for a fraction of the cost of the exponentials. */
-  expBounds(shift: number, scale: number, cut = -Infinity): number {
+  expBounds(shift: number, scale: number): number {
     const { logits, weights, sums } = this.at;
     const a = Math.fround(scale * Math.LOG2E * 2 ** 23);
     const b = 127 * 2 ** 23 + BOUND_MARGIN;
-    this.k.bounds(logits, this.padded, shift, a, b, weights, sums, float32AtLeast(cut));
+    this.k.bounds(logits, this.padded, shift, a, b, weights, sums);
     return this.sums[0]!;
   }
 
@@ -228,6 +227,14 @@ export class VocabBuffers {
   massAbove(threshold: number): number {
     const from = float32AtLeast(threshold);
     return this.k.massAbove(this.at.logits, this.at.weights, this.padded, from);
+  }
+
+  /** Σ weights of the tokens whose logit is above `logit` (strictly). */
+  massAboveLogit(logit: number): number {
+    floatOf[0] = logit;
+    bitsOf[0]! += logit > 0 ? 1 : logit < 0 ? -1 : 0; // one ulp up (float32)
+    const above = logit === 0 ? 1.401298464324817e-45 : floatOf[0]!;
+    return this.k.massAbove(this.at.logits, this.at.weights, this.padded, above);
   }
 
   /** Σ |logits − scratch| (f64). */

@@ -247,6 +247,35 @@ test("sampled frequencies match the softmax probabilities", () => {
   }
 });
 
+test("top-p draws follow the softmax renormalised over the nucleus", () => {
+  // Twelve tokens close together, and p within 1% of where a token's more likely tokens' mass
+  // lies: the bounds alone cannot decide whether it is in, so the exact weights are computed.
+  const logits = Float32Array.from({ length: 12 }, (_, i) => 1 - 0.15 * i + 0.05 * Math.sin(i));
+  const order = sortedIds(logits);
+  const cases: Array<[number, number]> = [[0.9, 0.7]];
+  for (const temperature of [1, 0.7]) {
+    const probs = softmax(logits, temperature);
+    for (const edge of [3, 8]) {
+      const above = order.slice(0, edge).reduce((a, id) => a + probs[id]!, 0);
+      cases.push([above * 1.01, temperature], [above * 0.99, temperature]);
+    }
+  }
+  for (const [p, temperature] of cases) {
+    const probs = softmax(logits, temperature);
+    const kept = referenceNucleus(probs, p);
+    const mass = [...kept].reduce((a, id) => a + probs[id]!, 0);
+    const s = new Sampler(logits.length, { temperature, topP: p, seed: 99 });
+    const n = 40000;
+    const counts = new Array<number>(logits.length).fill(0);
+    for (let i = 0; i < n; i++) counts[s.sample(logits)]!++;
+    counts.forEach((c, id) => {
+      const want = kept.has(id) ? probs[id]! / mass : 0;
+      const sigma = Math.sqrt((want * (1 - want)) / n);
+      assert.ok(Math.abs(c / n - want) <= 5 * sigma, `p=${p} token ${id}: ${c / n} vs ${want}`);
+    });
+  }
+});
+
 test("entropy, probability and top-k of LogitState against direct computation", () => {
   for (let seed = 1; seed <= 10; seed++) {
     const logits = randomLogits(5000, seed, 5);
