@@ -83,6 +83,8 @@ async function streamOnce(url: string, path: string, body: object): Promise<Clie
       if (!line.startsWith("data: ") || line === "data: [DONE]") continue;
       const chunk = JSON.parse(line.slice(6));
       if (chunk.usage) tokens = chunk.usage.completion_tokens;
+      // A stream that fails ends with an error chunk: keep its message for the load run's report.
+      if (chunk.error) text += ` [stream error: ${chunk.error.message}]`;
       const c = chunk.choices?.[0];
       const piece = c?.delta?.content ?? c?.text ?? "";
       if (piece) {
