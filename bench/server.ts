@@ -83,6 +83,8 @@ async function streamOnce(url: string, path: string, body: object): Promise<Clie
       if (!line.startsWith("data: ") || line === "data: [DONE]") continue;
       const chunk = JSON.parse(line.slice(6));
       if (chunk.usage) tokens = chunk.usage.completion_tokens;
+      // A stream that fails ends with an error chunk: keep its message for the load run's report.
+      if (chunk.error) text += ` [stream error: ${chunk.error.message}]`;
       const c = chunk.choices?.[0];
       const piece = c?.delta?.content ?? c?.text ?? "";
       if (piece) {
@@ -377,6 +379,11 @@ async function loadRun(): Promise<void> {
   let wrong = 0;
   let failedAsExpected = 0;
   let errors = 0;
+  /** The first few requests that went wrong, to print: a count alone cannot be diagnosed. */
+  const samples: string[] = [];
+  const sample = (i: number, what: string) => {
+    if (samples.length < 5) samples.push(`  request ${i}: ${what.slice(0, 240)}`);
+  };
   const started = performance.now();
   const client = async () => {
     for (let i = next++; i < 200; i = next++) {
@@ -394,13 +401,18 @@ async function loadRun(): Promise<void> {
       };
       try {
         const run = await streamOnce(server.url, "/v1/chat/completions", body);
-        if (bad) {
-          if (/VM\[error: /.test(run.text)) failedAsExpected++;
-          else errors++;
+        if (bad && /VM\[error: /.test(run.text)) failedAsExpected++;
+        else if (bad) {
+          errors++;
+          sample(i, `no in-band error: ${JSON.stringify(run.text)}`);
         } else if (run.text.includes(`VM[${a * b}]`)) correct++;
-        else wrong++;
-      } catch {
+        else {
+          wrong++;
+          sample(i, `wanted VM[${a * b}]: ${JSON.stringify(run.text)}`);
+        }
+      } catch (err) {
         errors++;
+        sample(i, (err as Error).message);
       }
     }
   };
@@ -413,6 +425,7 @@ async function loadRun(): Promise<void> {
       `${failedAsExpected} failing/looping regions reported in-band, ${errors} errors; ` +
       `RSS ${fmt(rssBefore / 2 ** 20, 0)} MiB before, ${fmt(rssAfter / 2 ** 20, 0)} MiB after`,
   );
+  if (samples.length > 0) console.log(samples.join("\n"));
 }
 
 await throughputTable();

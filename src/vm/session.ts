@@ -286,17 +286,17 @@ export class VmSession {
         ),
       );
       parsed.scope.funcs.delete(ENTRY_NAME);
-      this.scope = parsed.scope;
-      if (parsed.defined.length > 0) this.version++;
       const prelude = [...this.adoptedBlocks];
       let changed = false;
       for (const kind of SCOPE_KINDS)
-        for (const [name, def] of this.scope[kind])
+        for (const [name, def] of parsed.scope[kind])
           if (before[kind].get(name) !== def) {
             this.adopted.set(`${kind} ${name}`, def);
             changed = true;
           }
       if (changed) this.adoptedBlocks.push(source);
+      this.scope = parsed.scope.commit();
+      if (parsed.defined.length > 0) this.version++;
       return prelude;
     } catch {
       return null;
