@@ -38,7 +38,8 @@ import { floatValue, intValue } from "./fold.js";
 import type { BridgeLayout } from "./host-bridge.js";
 import { INLINE_FUNCTIONS } from "./library.js";
 import { countedLoop, LOCAL_FUEL_BATCH, weight, type CountedLoop } from "./metering.js";
-import { isAggregate, T, valType, varargSlots, type Type, typeName } from "./types.js";
+import { keepShape } from "./shapes.js";
+import { funcType, isAggregate, T, valType, varargSlots, type Type, typeName } from "./types.js";
 import { FuncBuilder, Op, PrefixOp, releaseWriter, TypeTable, type ValType } from "./wasm.js";
 
 export interface ModuleContext {
@@ -1829,3 +1830,18 @@ export class FunctionGenerator {
     throw typeError(`unknown function '${name}'`, n);
   }
 }
+
+// Never generates anything: it only keeps the class's hidden class alive (see shapes.ts).
+keepShape(
+  new FunctionGenerator({} as ModuleContext, {
+    name: "",
+    ty: funcType(T.void, []),
+    params: [],
+    locals: [],
+    body: null,
+    line: 0,
+    col: 0,
+    refs: new Map(),
+    isStatic: false,
+  }),
+);

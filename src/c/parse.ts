@@ -31,6 +31,7 @@ import { fold, foldNum, intValue, wrapInt } from "./fold.js";
 import { initializer, staticInit } from "./initializers.js";
 import { CompileError, syntaxError, typeError, type Pos } from "./errors.js";
 import { layoutMembers, type MemberDecl } from "./layout.js";
+import { keepShape } from "./shapes.js";
 import type { Token } from "./tokenize.js";
 import {
   T,
@@ -1876,6 +1877,16 @@ export class Parser {
     throw syntaxError(`expected an expression but found '${t.text}'`, t);
   }
 }
+
+keepShape(
+  new Parser([], new GlobalScope(), {
+    alloc: () => 0,
+    write: () => undefined,
+    libraryType: () => undefined,
+    intrinsicType: () => undefined,
+    isKnownIntrinsic: () => false,
+  }),
+);
 
 /** _Generic's type match: top-level qualifiers are dropped, but what a pointer points to must
  * agree in const-ness and signedness (so `const char *` and `char *` are different). */

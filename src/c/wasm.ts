@@ -1,6 +1,8 @@
 // WebAssembly binary encoder: module sections, LEB128 numbers and a function-body builder,
 // so the C code generator can emit a module byte by byte without any toolchain.
 
+import { keepShape } from "./shapes.js";
+
 export type ValType = "i32" | "i64" | "f32" | "f64";
 const VALTYPE: Record<ValType, number> = { i32: 0x7f, i64: 0x7e, f32: 0x7d, f64: 0x7c };
 export const valTypeByte = (t: ValType): number => VALTYPE[t];
@@ -412,6 +414,8 @@ export class FuncBuilder {
   }
 }
 
+keepShape(new FuncBuilder(0));
+
 export interface ImportedFunc {
   module: string;
   name: string;
@@ -479,6 +483,8 @@ export class TypeTable {
     return i;
   }
 }
+
+keepShape(new TypeTable());
 
 export interface EncodedModule {
   bytes: Uint8Array;
