@@ -251,6 +251,13 @@ export class ByteWriter {
   }
   /** A length-prefixed UTF-8 name. */
   name(s: string): this {
+    if (ASCII.test(s)) {
+      // The usual case (import and export names): no Buffer per name.
+      this.u32(s.length);
+      if (this.length + s.length > this.buf.length) this.grow(s.length);
+      for (let i = 0; i < s.length; i++) this.buf[this.length++] = s.charCodeAt(i);
+      return this;
+    }
     const bytes = Buffer.from(s, "utf8");
     this.u32(bytes.length);
     if (this.length + bytes.length > this.buf.length) this.grow(bytes.length);
@@ -265,6 +272,7 @@ export class ByteWriter {
 }
 
 const scratch = new DataView(new ArrayBuffer(8));
+const ASCII = /^[\x00-\x7f]*$/;
 
 /** Function bodies' writers, reused from block to block: a fresh typed array per function
  * (and per prologue) was a measurable part of compiling a short block. */
@@ -472,7 +480,11 @@ const sigKey = (s: FuncSig): string => s.params.join(",") + ">" + s.results.join
 export class TypeTable {
   readonly sigs: FuncSig[] = [];
   private readonly index = new Map<string, number>();
+  /** By identity first: the host bridge's signatures are the same objects in every call. */
+  private readonly bySig = new Map<FuncSig, number>();
   indexOf(sig: FuncSig): number {
+    const known = this.bySig.get(sig);
+    if (known !== undefined) return known;
     const k = sigKey(sig);
     let i = this.index.get(k);
     if (i === undefined) {
@@ -480,6 +492,7 @@ export class TypeTable {
       this.sigs.push(sig);
       this.index.set(k, i);
     }
+    this.bySig.set(sig, i);
     return i;
   }
 }
