@@ -312,35 +312,78 @@ function main(): void {
   printCompilePhases(variant);
 }
 
+/** Times every `new WebAssembly.Module` and `new WebAssembly.Instance` while installed: the VM
+ * looks both constructors up on the WebAssembly namespace at each use, so wrapping them there
+ * measures V8's share of a compile without reaching into the VM. */
+function timeWasmConstructors(): { moduleMs: number; instanceMs: number; restore(): void } {
+  const wasm = (globalThis as unknown as { WebAssembly: Record<string, unknown> }).WebAssembly;
+  type Ctor = new (...args: unknown[]) => object;
+  const Module = wasm["Module"] as Ctor;
+  const Instance = wasm["Instance"] as Ctor;
+  const timing = {
+    moduleMs: 0,
+    instanceMs: 0,
+    restore(): void {
+      wasm["Module"] = Module;
+      wasm["Instance"] = Instance;
+    },
+  };
+  const timed = (Real: Ctor, field: "moduleMs" | "instanceMs"): Ctor =>
+    function (...args: unknown[]): object {
+      const started = performance.now();
+      const made = new Real(...args);
+      timing[field] += performance.now() - started;
+      return made;
+    } as unknown as Ctor;
+  wasm["Module"] = timed(Module, "moduleMs");
+  wasm["Instance"] = timed(Instance, "instanceMs");
+  return timing;
+}
+
 /** Where a never-seen block's compile time goes: tokenize + preprocess, then parsing (what
- * VmSession.check does on top of them), then the rest of VmSession.run's compile (code
- * generation, encoding, WebAssembly.Module and Instance). Medians of µs over 500 blocks, each
- * phase timed on its own block so that caches never serve one phase from another's work. */
+ * VmSession.check does on top of them), then code generation and encoding, V8's
+ * WebAssembly.Module, and its Instance (the rest of VmSession.run's compile). Medians of µs over
+ * 500 blocks, each phase timed on its own block so that caches never serve one phase from
+ * another's work. */
 function printCompilePhases(variant: (k: number) => string): void {
-  const front: number[] = [];
-  const checked: number[] = [];
-  const whole: number[] = [];
-  for (let i = 0; i < 550; i++) {
-    const session = new VmSession();
-    let started = performance.now();
-    preprocess(tokenize(variant(600 + 3 * i)));
-    const frontMs = performance.now() - started;
-    started = performance.now();
-    const error = session.check(variant(601 + 3 * i));
-    const checkMs = performance.now() - started;
-    if (error) throw new Error(`30-line block failed: ${error.message}`);
-    const outcome = session.run(variant(602 + 3 * i));
-    if (!outcome.ok) throw new Error(`30-line block failed: ${outcome.error.message}`);
-    if (i < 50) continue;
-    front.push(frontMs * 1000);
-    checked.push(checkMs * 1000);
-    whole.push(outcome.stats.compileMs * 1000);
+  const phases = ["front", "parse", "codegen", "module", "instance", "whole"] as const;
+  const samples = Object.fromEntries(phases.map((p) => [p, [] as number[]])) as Record<
+    (typeof phases)[number],
+    number[]
+  >;
+  const wasmTimes = timeWasmConstructors();
+  try {
+    for (let i = 0; i < 550; i++) {
+      const session = new VmSession();
+      let started = performance.now();
+      preprocess(tokenize(variant(600 + 3 * i)));
+      const frontMs = performance.now() - started;
+      started = performance.now();
+      const error = session.check(variant(601 + 3 * i));
+      const checkMs = performance.now() - started;
+      if (error) throw new Error(`30-line block failed: ${error.message}`);
+      wasmTimes.moduleMs = 0;
+      wasmTimes.instanceMs = 0;
+      const outcome = session.run(variant(602 + 3 * i));
+      if (!outcome.ok) throw new Error(`30-line block failed: ${outcome.error.message}`);
+      if (i < 50) continue;
+      const { compileMs } = outcome.stats;
+      const wasmMs = wasmTimes.moduleMs + wasmTimes.instanceMs;
+      samples.front.push(frontMs * 1000);
+      samples.parse.push(Math.max(0, checkMs - frontMs) * 1000);
+      samples.codegen.push(Math.max(0, compileMs - checkMs - wasmMs) * 1000);
+      samples.module.push(wasmTimes.moduleMs * 1000);
+      samples.instance.push(wasmTimes.instanceMs * 1000);
+      samples.whole.push(compileMs * 1000);
+    }
+  } finally {
+    wasmTimes.restore();
   }
-  const [f, c, w] = [median(front), median(checked), median(whole)];
+  const m = (k: (typeof phases)[number]): string => median(samples[k]).toFixed(0);
   console.log(
-    `never-seen compile phases (medians, µs): tokenize+preprocess ${f.toFixed(0)}, parse ` +
-      `${Math.max(0, c - f).toFixed(0)}, codegen+encode+Module+Instance ${Math.max(0, w - c).toFixed(0)} ` +
-      `(whole ${w.toFixed(0)})`,
+    `never-seen compile phases (medians, µs): tokenize+preprocess ${m("front")}, parse ` +
+      `${m("parse")}, codegen+encode ${m("codegen")}, WebAssembly.Module ${m("module")}, ` +
+      `Instance ${m("instance")} (whole ${m("whole")})`,
   );
 }
 

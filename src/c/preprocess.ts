@@ -161,7 +161,7 @@ class Preprocessor {
     // Text is expanded with the macros defined at that point, so flush before each directive.
     let pending: Token[] = [];
     const flush = (): void => {
-      if (pending.length > 0) for (const t of this.expand(pending)) out.push(t);
+      if (pending.length > 0) this.expand(pending, out);
       pending = [];
     };
     // Each entry: whether this group is emitting, and whether any branch has been taken.
@@ -305,13 +305,15 @@ class Preprocessor {
     } else this.macros.set(nameTok.text, { body: rest.slice(1) });
   }
 
-  /** Macro-expands a token list (no directives in it) until no macro is left to expand. */
-  expand(input: Token[]): Token[] {
-    // A stack of pending tokens (next on top), so an expansion is pushed in O(body).
-    const stack = input.slice().reverse();
-    const out: Token[] = [];
-    while (stack.length > 0) {
-      const t = stack.pop()!;
+  /** Macro-expands a token list (no directives in it) until no macro is left to expand, and
+   * appends the result to `out`. */
+  expand(input: Token[], out: Token[] = []): Token[] {
+    // Expansions are pushed on a stack (next on top) read before the rest of the input, so an
+    // expansion costs O(body) and the input itself is never copied.
+    const stack: Token[] = [];
+    let next = 0;
+    while (stack.length > 0 || next < input.length) {
+      const t = stack.length > 0 ? stack.pop()! : input[next++]!;
       if (t.text === "__LINE__" && !this.macros.has("__LINE__")) {
         const n = t.line + this.lineDelta;
         out.push({ ...t, kind: "num", text: String(n), ival: BigInt(n), numType: "int" });
@@ -326,7 +328,8 @@ class Preprocessor {
         out.push(t);
         continue;
       }
-      if (m.params && stack[stack.length - 1]?.text !== "(") {
+      const ahead = stack.length > 0 ? stack[stack.length - 1] : input[next];
+      if (m.params && ahead?.text !== "(") {
         out.push(t);
         continue;
       }
@@ -341,14 +344,16 @@ class Preprocessor {
         for (let k = body.length - 1; k >= 0; k--) stack.push(body[k]!);
         continue;
       }
-      stack.pop(); // "("
+      if (stack.length > 0)
+        stack.pop(); // "("
+      else next++;
       // Collect the arguments, split at top-level commas.
       const args: Token[][] = [[]];
       let depth = 0;
       let closed = false;
       let closing: Token | undefined;
-      while (stack.length > 0) {
-        const a = stack.pop()!;
+      while (stack.length > 0 || next < input.length) {
+        const a = stack.length > 0 ? stack.pop()! : input[next++]!;
         if (a.text === "(") depth++;
         else if (a.text === ")") {
           if (depth === 0) {
