@@ -4,6 +4,7 @@
 // session), with the full collections src/vm/reclaim.ts ran.
 // Run: node --expose-gc dist/bench/vm-memory.js [count]   (default 100,000)
 import { loadavg } from "node:os";
+import v8 from "node:v8";
 import { VmSession, runC } from "../src/vm/index.js";
 import { collections } from "../src/vm/reclaim.js";
 import { neverSeenProgram } from "./vm-programs.js";
@@ -17,10 +18,18 @@ if (!gc)
 
 const MB = 2 ** 20;
 
-function snapshot(): { rss: number; heap: number; external: number } {
+function snapshot(): { rss: number; heap: number; external: number; young: number } {
   gc?.();
   const m = process.memoryUsage();
-  return { rss: m.rss / MB, heap: m.heapUsed / MB, external: m.external / MB };
+  // V8's young generation grows (once) towards its maximum as a process keeps allocating;
+  // reported so that this one-off is told apart from growth per program.
+  const young = v8.getHeapSpaceStatistics().find((s) => s.space_name === "new_space");
+  return {
+    rss: m.rss / MB,
+    heap: m.heapUsed / MB,
+    external: m.external / MB,
+    young: (young?.space_size ?? 0) / MB,
+  };
 }
 
 function measure(label: string, run: (i: number) => void): void {
@@ -44,7 +53,8 @@ function measure(label: string, run: (i: number) => void): void {
   const runs = collections() - firstCollections;
   console.log(
     `${label}: after 1,000 → after ${COUNT.toLocaleString("en")}: RSS ${span("rss")}, ` +
-      `JS heap ${span("heap")}, external ${span("external")}; ` +
+      `JS heap ${span("heap")}, external ${span("external")}, ` +
+      `young generation ${first.young.toFixed(0)} → ${last.young.toFixed(0)} MB; ` +
       `RSS target: within 10 MB (${(last.rss - first.rss).toFixed(1)} MB); ` +
       `${runs} reclaiming collections; ${((performance.now() - t0) / COUNT).toFixed(2)} ms/program`,
   );

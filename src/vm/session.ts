@@ -655,9 +655,9 @@ function compileModule(bytes: Uint8Array, optimize: boolean): { module: object; 
 
 /** Instantiates a module for the first time. When a lazily compiled module is first
  * instantiated, V8 (Node 20's, 11.3) posts four delayed worker tasks that report lazy compilation
- * statistics 5, 20, 60 and 120 s later; each holds about 1 KB of native memory until it fires.
- * A process running a never-seen block every millisecond or two so held some 100 MB, and
- * malloc's fragmentation kept much of it resident after. V8 posts them only when
+ * statistics 5, 20, 60 and 120 s later, together about 1 KB of native memory held until the
+ * last one runs: at a never-seen block every millisecond or two, tens of MB, and malloc's
+ * fragmentation kept much of it resident afterwards. V8 posts them only when
  * --wasm-lazy-compilation is set at that moment, and functions still compile lazily (that
  * was decided when the module was compiled), so the flag is cleared around this call only:
  * about 20 µs per never-seen block, where compiling every function up front instead cost

@@ -1,8 +1,8 @@
-// A guard on memory in long-lived processes: after thousands of never-seen programs through runC
+// A guard on memory in long-lived processes: over thousands of never-seen programs through runC
 // and through one VmSession, the JS heap of retained objects (after a full collection) grows by
-// under 400 bytes per program and external memory by under 200 (a cache or a scope growing per
-// program would retain kilobytes), and the native memory of dead block modules is reclaimed
-// every few hundred blocks. bench/vm-memory.ts measures resident memory over 100,000 programs,
+// under 400 bytes per program and external memory by under 200 in the median of several
+// windows (a cache or a scope growing per program would retain kilobytes in every window), and
+// the native memory of dead block modules is reclaimed every few hundred blocks. bench/vm-memory.ts measures resident memory over 100,000 programs,
 // which is where the issue's 10 MB target is judged.
 import { test } from "node:test";
 import assert from "node:assert/strict";
@@ -25,24 +25,46 @@ const afterGc = (): { heap: number; external: number } => {
   return { heap: m.heapUsed, external: m.external };
 };
 
-/** Retained bytes per program of JS heap and of external memory (array buffers, wasm memories). */
-function retainedGrowth(
-  run: (i: number) => void,
-  count: number,
-): { heap: number; external: number } {
-  for (let i = 0; i < 300; i++) run(i);
-  const before = afterGc();
-  for (let i = 300; i < count; i++) run(i);
-  const after = afterGc();
-  const n = count - 300;
-  return { heap: (after.heap - before.heap) / n, external: (after.external - before.external) / n };
+const WARM_UP = 300;
+const WINDOWS = 5;
+const WINDOW = 1000;
+
+/** Retained bytes per program of JS heap and of external memory (array buffers, wasm memories):
+ * the median over WINDOWS consecutive windows of WINDOW programs, each measured after a full
+ * collection. Something kept per program grows the heap in every window, so the median shows
+ * it; a one-off (a function optimized late, a cache filling up, a collection's timing under
+ * load) lands in one window and does not move the median. */
+function retainedGrowth(run: (i: number) => void): {
+  heap: number;
+  external: number;
+  windows: string;
+} {
+  let i = 0;
+  for (; i < WARM_UP; i++) run(i);
+  let before = afterGc();
+  const heap: number[] = [];
+  const external: number[] = [];
+  for (let w = 0; w < WINDOWS; w++) {
+    for (const end = i + WINDOW; i < end; i++) run(i);
+    const after = afterGc();
+    heap.push((after.heap - before.heap) / WINDOW);
+    external.push((after.external - before.external) / WINDOW);
+    before = after;
+  }
+  const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[xs.length >> 1]!;
+  const windows = heap.map((h, w) => `${h.toFixed(0)}/${external[w]!.toFixed(0)}`).join(", ");
+  return { heap: median(heap), external: median(external), windows };
 }
 
-function assertBounded(growth: { heap: number; external: number }): void {
-  assert.ok(growth.heap < 400, `JS heap grew ${growth.heap.toFixed(0)} bytes per program`);
+function assertBounded(growth: { heap: number; external: number; windows: string }): void {
+  const detail = `(per window, heap/external bytes per program: ${growth.windows})`;
+  assert.ok(
+    growth.heap < 400,
+    `JS heap grew ${growth.heap.toFixed(0)} bytes per program ${detail}`,
+  );
   assert.ok(
     growth.external < 200,
-    `external memory grew ${growth.external.toFixed(0)} bytes per program`,
+    `external memory grew ${growth.external.toFixed(0)} bytes per program ${detail}`,
   );
 }
 
@@ -50,7 +72,7 @@ test("runC retains under 400 bytes of JS heap and 200 of external memory per pro
   const growth = retainedGrowth((i) => {
     const o = runC(neverSeenProgram(i));
     assert.ok(o.ok && o.stdout.endsWith(` v${i}\n`));
-  }, 3000);
+  });
   assertBounded(growth);
 });
 
@@ -59,7 +81,7 @@ test("one long-lived session retains under 400 bytes of JS heap and 200 of exter
   const growth = retainedGrowth((i) => {
     const o = session.run(`{ ${neverSeenProgram(i)} }`);
     assert.ok(o.ok && o.stdout.endsWith(` v${i}\n`));
-  }, 3000);
+  });
   assertBounded(growth);
 });
 
