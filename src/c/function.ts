@@ -24,6 +24,7 @@ import {
   type CaseNode,
   type DeclNode,
   type Expr,
+  type ForNode,
   type Func,
   type IncDecNode,
   type Initializer,
@@ -106,6 +107,19 @@ function labelsWithin(
   return within;
 }
 
+/** Whether a counted loop's increment can never overflow: `for (...; i < bound; i++)` with i
+ * compared in its own type runs the increment only when i < bound <= i's maximum, and a counted
+ * loop's body never assigns i nor holds a label a goto could enter by. */
+function countedIncrementInRange(n: ForNode, c: CountedLoop): boolean {
+  return (
+    c.step === 1 &&
+    !c.inclusive &&
+    n.cond?.kind === "binary" &&
+    n.cond.lhs.kind === "var" &&
+    n.cond.lhs.ty === c.v.ty
+  );
+}
+
 export class FunctionGenerator {
   private fb: FuncBuilder;
   private readonly localOf = new Map<number, number>();
@@ -134,6 +148,8 @@ export class FunctionGenerator {
   private labelsIn = new Map<Node, Set<number>>();
   private readonly caseNumber = new Map<Node, number>();
   private gotoTarget = -1;
+  /** Checked operations proven to stay in range (a counted loop's `i++`, see countedIncrement). */
+  private readonly cannotOverflow = new Set<object>();
   /** Scratch locals of the overflow checks (used only between an operation and its check). */
   private readonly scratch = new Map<string, number>();
 
@@ -282,7 +298,7 @@ export class FunctionGenerator {
   }
   /** Whether a node's signed arithmetic must trap on overflow. */
   private checks(n: { checked?: boolean }): boolean {
-    return !!n.checked && !this.ctx.opts.wrapv;
+    return !!n.checked && !this.ctx.opts.wrapv && !this.cannotOverflow.has(n);
   }
   /** With [a, b] on the stack, pushes a op b for signed integers and traps if it overflows
    * (UBSan's signed-integer-overflow check): int arithmetic is done exactly in 64 bits; long
@@ -836,6 +852,7 @@ export class FunctionGenerator {
         const counted = entered ? null : countedLoop(n);
         this.fb.at(n);
         if (counted) this.chargeCountedLoop(counted, w);
+        if (counted && n.inc && countedIncrementInRange(n, counted)) this.cannotOverflow.add(n.inc);
         fb.blockOp(Op.block);
         this.labels.push("break");
         fb.blockOp(Op.loop);
@@ -1217,7 +1234,9 @@ export class FunctionGenerator {
       }
       case "deref":
       case "member": {
-        const off = this.addrParts(n);
+        // A[i] of an array of arrays is only an address (no access): the element access that
+        // follows checks the address it computes from it.
+        const off = this.addrParts(n, !(n.kind === "deref" && n.ty.kind === "array"));
         fb.at(n);
         this.loadLvalue(n.ty, off);
         return;

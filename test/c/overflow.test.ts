@@ -87,6 +87,26 @@ test("adding or subtracting a constant traps exactly past the bound, on either s
   }
 });
 
+test("a counted loop's i++ runs unchecked only where i < bound proves it in range", () => {
+  // i < bound in i's own type: i++ cannot overflow, and the loop ends at the bound.
+  assert.equal(
+    text(
+      "int n = 0; int i; for (i = 2147483640; i < 2147483647; i++) n++; n * 10 + (i == 2147483647)",
+    ),
+    "71",
+  );
+  // <= and a comparison in a wider type leave room for the increment to overflow: it traps.
+  for (const src of [
+    "int n = 0;\nfor (int i = 2147483640; i <= 2147483647; i++) n++;\nn",
+    "int n = 0;\nfor (int i = 2147483640; i < 2147483650L; i++) n++;\nn",
+    "long n = 0;\nfor (long i = 9223372036854775800L; i <= 9223372036854775807L; i++) n++;\nn",
+  ]) {
+    const e = fails(src);
+    assert.match(e.message, /result of '\+' does not fit in (int|long)/, src);
+    assert.equal(e.line, 2, src);
+  }
+});
+
 test("an overflow inside a function names the line and column of the operator", () => {
   const e = fails(`int square(int v) {
   return v * v;
