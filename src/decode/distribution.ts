@@ -20,11 +20,10 @@ export interface SoftmaxStats {
 
 /** Normaliser and entropy of softmax(logits) at temperature 1. */
 export function softmaxStats(buf: VocabBuffers): SoftmaxStats {
-  const max = buf.max();
+  const { max, z, weighted } = buf.softmaxSums();
   if (max === -Infinity) return { max, logZ: -Infinity, entropy: NaN };
   // An infinite logit takes all the mass.
   if (max === Infinity) return { max, logZ: Infinity, entropy: 0 };
-  const { z, weighted } = buf.expStats(max, 1);
   // H = −Σ p log p with log p = d − log z, d = logit − max.
   return { max, logZ: max + Math.log(z), entropy: Math.log(z) - weighted / z };
 }

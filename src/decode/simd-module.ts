@@ -84,6 +84,10 @@ const op = {
   f32Max: 0x97,
   f64Add: 0xa0,
   f32Ge: 0x60,
+  f32Gt: 0x5e,
+  f32Sub: 0x93,
+  f32Store: [0x38, 2, 0],
+  else: 0x05,
   f32Load: [0x2a, 2, 0],
   i32Store: [0x36, 2, 0],
   f64Store: [0x39, 3, 0],
@@ -201,6 +205,21 @@ const sumLanes64 = (v: number) => [
   op.f64Add,
 ];
 
+/** The largest lane of an f32x4 local, onto the stack. */
+const horizontalMax = (v: number) => [
+  ...get(v),
+  ...f32x4.lane(0),
+  ...get(v),
+  ...f32x4.lane(1),
+  op.f32Max,
+  ...get(v),
+  ...f32x4.lane(2),
+  ...get(v),
+  ...f32x4.lane(3),
+  op.f32Max,
+  op.f32Max,
+];
+
 /** Accumulates the two halves of the f32x4 on the stack (kept in `tmp`) into f64x2 `acc`. */
 const accumulate64 = (tmp: number, acc: number) => [
   ...tee(tmp),
@@ -227,6 +246,10 @@ const EXP2_MINIMAX = [
   1, 0.6931469440460205, 0.24022114276885986, 0.05550709739327431, 0.009675757959485054,
   0.0013277939287945628,
 ];
+
+/** How far below its shift (in nats at scale 1) blockStats clamps a logit: k stays ≥ −125,
+ * and a block whose maximum lies this far below the largest is skipped. */
+export const FLOOR_NATS = 86;
 
 /** v128 constants live in a table at the start of memory (written by the module's data
  * segment) and are loaded where used: TurboFan rebuilds a v128.const, or a local holding one,
@@ -259,9 +282,7 @@ export const EXP_LOW = 1;
 export const EXP_HI = 2;
 export const EXP_LO = 3;
 export const EXP_CUT = 4;
-/** fl(low − shift): the x − shift of every clamped lane. */
-export const EXP_FLOOR = 5;
-const PARAM_VECTORS = 6;
+const PARAM_VECTORS = 5;
 const param = (i: number) => [...i32c(0), ...vload(TABLE_BYTES + 16 * i)];
 
 /** Bytes at the start of memory reserved for the kernels' constants and parameters: callers
@@ -277,13 +298,45 @@ interface ExpLocals {
   f2: number;
 }
 
-/** Leaves 2^((x − shift)·scale·log2 e) on the stack for the vector at p + offset; `dx` keeps
- * x − shift (clamped, finite). The parameters are loaded from memory (EXP_*). */
+/** Where an exp kernel gets its operands: `c` pushes a constant vector, the others push the
+ * parameter vectors (from memory, or constants where the kernel fixes them). */
+interface ExpOperands {
+  c: (v: number) => number[];
+  low: number[];
+  shift: number[];
+  hi: number[];
+  lo: number[];
+}
+
+/** Constant vectors kept in locals, loaded once from the table at the start of a kernel: in a
+ * loop TurboFan keeps them in registers (a v128.const would be rebuilt from immediates at every
+ * use, a table load is one memory operation per use). */
+class ConstantLocals {
+  private readonly slots = new Map<number, number>();
+  constructor(private readonly allocate: () => number) {}
+  /** Pushes the constant with v in every f32 lane. */
+  readonly c = (v: number): number[] => {
+    let slot = this.slots.get(v);
+    if (slot === undefined) this.slots.set(v, (slot = this.allocate()));
+    return get(slot);
+  };
+  /** The locals' types, in allocation order. */
+  types(): number[] {
+    return [...this.slots].map(() => V128);
+  }
+  /** Code that fills the locals (run it first). */
+  init(): number[] {
+    return [...this.slots].flatMap(([v, slot]) => [...constants.f32(v), ...set(slot)]);
+  }
+}
+
+/** Leaves 2^((x − shift)·(hi + lo)) on the stack for the vector at p + offset; `dx` keeps
+ * x − shift (clamped to low, so finite). */
 function exp2At(
   offset: number,
   p: number,
   { dx, t, f, f2 }: ExpLocals,
-  { f32: c }: ConstantTable,
+  { c, low, shift, hi, lo }: ExpOperands,
 ): number[] {
   const term = (i: number) => [
     ...c(EXP2_MINIMAX[i]!),
@@ -294,14 +347,14 @@ function exp2At(
   ];
   return [
     // dx = max(x, low) − shift; y = dx·hi, rounded to t's low mantissa bits.
-    ...param(EXP_LOW),
+    ...low,
     ...get(p),
     ...vload(offset),
     ...f32x4.pmax,
-    ...param(EXP_SHIFT),
+    ...shift,
     ...f32x4.sub,
     ...tee(dx),
-    ...param(EXP_HI),
+    ...hi,
     ...f32x4.mul,
     ...tee(f),
     ...c(ROUNDING_MAGIC),
@@ -314,7 +367,7 @@ function exp2At(
     ...f32x4.sub,
     ...f32x4.sub,
     ...get(dx),
-    ...param(EXP_LO),
+    ...lo,
     ...f32x4.mul,
     ...f32x4.add,
     ...tee(f),
@@ -345,124 +398,83 @@ function exp2At(
  * signs), for one promotion per CHUNK vectors instead of one per vector. */
 const CHUNK = 8;
 
-/** Vectors per iteration of the exp kernels: with the parameters loaded from memory, one
- * vector keeps every value in a register, and the out-of-order core overlaps iterations. */
-const UNROLL = 1;
-
 /**
- * 2^((x − shift)·(hi + lo)) over n floats at p (n a multiple of BLOCK), x clamped to `low`;
- * the parameters are read from memory (EXP_* at PARAMS_AT). Tokens clamped to `low` (masked,
- * NaN, or more than 86 nats down) weigh exactly 0. `expStats` writes Σe and Σe·(x − shift)
- * (f64) to sums[0] and sums[1]. `expWeights` also gives 0 to tokens below `cut` (which the
- * caller keeps ≥ low), stores each weight to out, each block's Σe to sums[2 + block] and Σe to
- * sums[0].
+ * `expWeights`: 2^((x − shift)·(hi + lo)) over n floats at p (n a multiple of BLOCK), x
+ * clamped to `low`; the parameters are read from memory (EXP_* at PARAMS_AT). Tokens below
+ * `cut` (which the caller keeps ≥ low: masked, NaN, more than 86 nats down included) weigh
+ * exactly 0. Stores each weight to out, each block's Σe to sums[2 + block] and Σe to sums[0].
  */
-function expKernel(name: string, store: boolean): KernelFn {
+function expWeightsKernel(): KernelFn {
   const [p, n, out, sums] = [0, 1, 2, 3];
   let next = 4;
   const local = () => next++;
   const [end, blockEnd, chunkEnd, blockPtr] = [local(), local(), local(), local()];
   const [zBlock, blockSum] = [local(), local()];
-  const vectors = Array.from({ length: 7 }, local);
-  const [z, w, e, tmp, zf, wf] = vectors;
-  const lanes = Array.from({ length: UNROLL }, (): ExpLocals => ({
-    dx: local(),
-    t: local(),
-    f: local(),
-    f2: local(),
-  }));
-  const weightAt = (offset: number, lane: ExpLocals) => [
-    ...exp2At(offset, p, lane, constants),
-    ...(store
-      ? [
-          ...get(p),
-          ...vload(offset),
-          ...param(EXP_CUT),
-          ...f32x4.ge,
-          ...v128.and,
-          ...tee(e!),
-          ...set(tmp!),
-          ...get(out),
-          ...get(tmp!),
-          ...vstoreAt(offset),
-        ]
-      : [
-          // Clamped lanes (dx at its floor) weigh exactly 0: x − shift is in a register, x not.
-          ...get(lane.dx),
-          ...param(EXP_FLOOR),
-          ...f32x4.gt,
-          ...v128.and,
-          ...tee(e!),
-          ...get(lane.dx),
-          ...f32x4.mul,
-          ...get(wf!),
-          ...f32x4.add,
-          ...set(wf!),
-        ]),
-    ...get(zf!),
-    ...get(e!),
-    ...f32x4.add,
-    ...set(zf!),
-  ];
+  const [z, e, tmp, zf] = [local(), local(), local(), local()];
+  const lane: ExpLocals = { dx: local(), t: local(), f: local(), f2: local() };
+  const held = new ConstantLocals(local);
+  const operands: ExpOperands = {
+    c: held.c,
+    low: param(EXP_LOW),
+    shift: param(EXP_SHIFT),
+    hi: param(EXP_HI),
+    lo: param(EXP_LO),
+  };
   const vector = [
-    ...lanes.flatMap((lane, i) => weightAt(16 * i, lane)),
-    ...(store ? [...get(out), ...i32c(16 * UNROLL), op.i32Add, ...set(out)] : []),
-    ...(UNROLL > 1 ? [...get(p), ...i32c(16 * (UNROLL - 1)), op.i32Add, ...set(p)] : []),
+    ...exp2At(0, p, lane, operands),
+    ...get(p),
+    ...vload(),
+    ...param(EXP_CUT),
+    ...f32x4.ge,
+    ...v128.and,
+    ...tee(e),
+    ...set(tmp),
+    ...get(out),
+    ...get(tmp),
+    ...vstore,
+    ...get(zf),
+    ...get(e),
+    ...f32x4.add,
+    ...set(zf),
+    ...advance(out),
   ];
   const zero = (v: number) => [...f64c(0), ...f64x2.splat, ...set(v)];
-  /** Sums the float32 accumulator `from` into the float64 pair `into` and clears it. */
-  const flush = (from: number, into: number) => [
-    ...get(from),
-    ...accumulate64(tmp!, into),
-    ...zero(from),
-  ];
-  const chunks = (stop: number) =>
-    eachBlock(
-      p,
-      stop,
-      chunkEnd,
-      [...eachVector(p, chunkEnd, vector), ...flush(zf!, z!), ...(store ? [] : flush(wf!, w!))],
-      CHUNK * 16,
-    );
-  const blockLoop = store
-    ? [
-        ...eachBlock(p, end, blockEnd, [
-          ...zero(z!),
-          ...chunks(blockEnd),
-          ...sumLanes64(z!),
-          ...storeBlockSum(blockPtr, zBlock, blockSum),
-        ]),
-        ...get(sums),
-        ...get(zBlock),
-        ...op.f64Store,
-      ]
-    : [
-        ...chunks(end),
-        ...get(sums),
-        ...sumLanes64(z!),
-        ...op.f64Store,
-        ...get(sums),
-        ...sumLanes64(w!),
-        ...op.f64StoreAt(8),
-      ];
+  const chunks = eachBlock(
+    p,
+    blockEnd,
+    chunkEnd,
+    [...eachVector(p, chunkEnd, vector), ...get(zf), ...accumulate64(tmp, z), ...zero(zf)],
+    CHUNK * 16,
+  );
   const body = [
+    ...held.init(),
     ...endOf(p, n, end),
     ...get(sums),
     ...set(blockPtr),
-    ...zero(z!),
-    ...zero(w!),
-    ...zero(zf!),
-    ...zero(wf!),
-    ...blockLoop,
+    ...zero(zf),
+    ...eachBlock(p, end, blockEnd, [
+      ...zero(z),
+      ...chunks,
+      ...sumLanes64(z),
+      ...storeBlockSum(blockPtr, zBlock, blockSum),
+    ]),
+    ...get(sums),
+    ...get(zBlock),
+    ...op.f64Store,
   ];
   return {
-    name,
+    name: "expWeights",
     params: [I32, I32, I32, I32],
     results: [],
     locals: [
-      ...[I32, I32, I32, I32, F64, F64],
-      ...vectors.map(() => V128),
-      ...lanes.flatMap(() => [V128, V128, V128, V128]),
+      I32,
+      I32,
+      I32,
+      I32,
+      F64,
+      F64,
+      ...Array.from({ length: 8 }, () => V128),
+      ...held.types(),
     ],
     body,
   };
@@ -722,19 +734,6 @@ function absDiffKernel(): KernelFn {
  * bounds for top-k (the k-th largest block maximum). */
 function blockMaxKernel(): KernelFn {
   const [p, n, out, end, blockEnd, acc, all] = [0, 1, 2, 3, 4, 5, 6];
-  const horizontal = (v: number) => [
-    ...get(v),
-    ...f32x4.lane(0),
-    ...get(v),
-    ...f32x4.lane(1),
-    op.f32Max,
-    ...get(v),
-    ...f32x4.lane(2),
-    ...get(v),
-    ...f32x4.lane(3),
-    op.f32Max,
-    op.f32Max,
-  ];
   return {
     name: "blockMax",
     params: [I32, I32, I32],
@@ -757,10 +756,8 @@ function blockMaxKernel(): KernelFn {
           ...set(acc),
         ]),
         ...get(out),
-        ...horizontal(acc),
-        0x38, // f32.store
-        2,
-        0,
+        ...horizontalMax(acc),
+        ...op.f32Store,
         ...get(all),
         ...get(acc),
         ...f32x4.pmax,
@@ -770,7 +767,7 @@ function blockMaxKernel(): KernelFn {
         op.i32Add,
         ...set(out),
       ]),
-      ...horizontal(all),
+      ...horizontalMax(all),
     ],
   };
 }
@@ -836,10 +833,200 @@ function maskBelowKernel(): KernelFn {
   };
 }
 
+/**
+ * Block maxima and softmax statistics in one pass: for each block of BLOCK floats at p (n a
+ * multiple of BLOCK), its largest float (NaN ignored) to maxOut, then, while the block is in
+ * L1, Σe and Σe·d (float64) to sums, two per block, with e = exp(d) and d = x − the block's
+ * maximum; tokens 85.5 nats or more below it (NaN and −Infinity too) weigh 0. A block whose
+ * maximum lies SKIP_NATS or more below the largest so far, or holds nothing finite, gets zero
+ * sums without an exponential: each of its tokens weighs under e^−86 of the most likely one.
+ * Returns the largest float of all; the caller rescales each block's sums to it.
+ */
+function blockStatsKernel(): KernelFn {
+  const [p, n, maxOut, sums] = [0, 1, 2, 3];
+  let next = 4;
+  const local = () => next++;
+  const [end, blockEnd, chunkEnd, q] = [local(), local(), local(), local()];
+  const [m, all] = [local(), local()];
+  const vectors = Array.from({ length: 8 }, local);
+  const [acc0, acc1, acc2, acc3, z, w, zf, wf] = vectors as [
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
+  ];
+  const e = local();
+  const lane: ExpLocals = { dx: local(), t: local(), f: local(), f2: local() };
+  const held = new ConstantLocals(local);
+  const hi = Math.fround(Math.LOG2E);
+  const operands: ExpOperands = {
+    c: held.c,
+    low: param(EXP_LOW),
+    shift: param(EXP_SHIFT),
+    hi: held.c(hi),
+    lo: held.c(Math.LOG2E - hi),
+  };
+  const accumulators = [acc0, acc1, acc2, acc3];
+  const blockMax = [
+    ...accumulators.flatMap((a) => [...f32c(-Infinity), ...f32x4.splat, ...set(a)]),
+    ...get(p),
+    ...set(q),
+    // Four independent maxima per step, so that the pass runs at load speed.
+    ...eachBlock(
+      q,
+      blockEnd,
+      chunkEnd,
+      [
+        ...accumulators.flatMap((a, i) => [
+          ...get(a),
+          ...get(q),
+          ...vload(16 * i),
+          ...f32x4.pmax,
+          ...set(a),
+        ]),
+        ...get(chunkEnd),
+        ...set(q),
+      ],
+      64,
+    ),
+    ...get(acc0),
+    ...get(acc1),
+    ...f32x4.pmax,
+    ...get(acc2),
+    ...get(acc3),
+    ...f32x4.pmax,
+    ...f32x4.pmax,
+    ...set(acc0),
+    ...horizontalMax(acc0),
+    ...set(m),
+    ...get(maxOut),
+    ...get(m),
+    ...op.f32Store,
+    ...get(all),
+    ...get(m),
+    op.f32Max,
+    ...set(all),
+  ];
+  const vector = [
+    ...exp2At(0, p, lane, operands),
+    // Clamped lanes (masked, NaN, far down) weigh exactly 0, so a one-hot has entropy 0.
+    ...get(lane.dx),
+    ...held.c(-(FLOOR_NATS - 0.5)),
+    ...f32x4.gt,
+    ...v128.and,
+    ...tee(e),
+    ...get(zf),
+    ...f32x4.add,
+    ...set(zf),
+    ...get(e),
+    ...get(lane.dx),
+    ...f32x4.mul,
+    ...get(wf),
+    ...f32x4.add,
+    ...set(wf),
+  ];
+  const zero = (v: number) => [...f64c(0), ...f64x2.splat, ...set(v)];
+  const flush = (from: number, into: number) => [
+    ...get(from),
+    ...accumulate64(e, into),
+    ...zero(from),
+  ];
+  const splatParam = (i: number, value: number[]) => [
+    ...i32c(0),
+    ...value,
+    ...f32x4.splat,
+    ...vstoreAt(TABLE_BYTES + 16 * i),
+  ];
+  const expBlock = [
+    ...splatParam(EXP_SHIFT, get(m)),
+    ...splatParam(EXP_LOW, [...get(m), ...f32c(FLOOR_NATS), op.f32Sub]),
+    ...zero(z),
+    ...zero(w),
+    ...eachBlock(
+      p,
+      blockEnd,
+      chunkEnd,
+      [...eachVector(p, chunkEnd, vector), ...flush(zf, z), ...flush(wf, w)],
+      CHUNK * 16,
+    ),
+    ...get(sums),
+    ...sumLanes64(z),
+    ...op.f64Store,
+    ...get(sums),
+    ...sumLanes64(w),
+    ...op.f64StoreAt(8),
+  ];
+  const skipBlock = [
+    ...get(sums),
+    ...f64c(0),
+    ...op.f64Store,
+    ...get(sums),
+    ...f64c(0),
+    ...op.f64StoreAt(8),
+    ...get(blockEnd),
+    ...set(p),
+  ];
+  return {
+    name: "blockStats",
+    params: [I32, I32, I32, I32],
+    results: [F32],
+    locals: [
+      I32,
+      I32,
+      I32,
+      I32,
+      F32,
+      F32,
+      ...vectors.map(() => V128),
+      V128,
+      V128,
+      V128,
+      V128,
+      V128,
+      ...held.types(),
+    ],
+    body: [
+      ...held.init(),
+      ...endOf(p, n, end),
+      ...zero(zf),
+      ...zero(wf),
+      ...f32c(-Infinity),
+      ...set(all),
+      ...eachBlock(p, end, blockEnd, [
+        ...blockMax,
+        // m > all − SKIP_NATS (false for −Infinity and NaN-free empty blocks)
+        ...get(m),
+        ...get(all),
+        ...f32c(FLOOR_NATS),
+        op.f32Sub,
+        op.f32Gt,
+        ...op.if,
+        ...expBlock,
+        op.else,
+        ...skipBlock,
+        ...op.end,
+        ...get(maxOut),
+        ...i32c(4),
+        op.i32Add,
+        ...set(maxOut),
+        ...get(sums),
+        ...i32c(16),
+        op.i32Add,
+        ...set(sums),
+      ]),
+      ...get(all),
+    ],
+  };
+}
+
 export const KERNELS: readonly KernelFn[] = [
   blockMaxKernel(),
-  expKernel("expStats", false),
-  expKernel("expWeights", true),
+  blockStatsKernel(),
+  expWeightsKernel(),
   boundsKernel(),
   collectKernel(),
   massAboveKernel(),

@@ -6,11 +6,11 @@ import {
   BLOCK,
   CONSTANT_BYTES,
   EXP_CUT,
-  EXP_FLOOR,
   EXP_HI,
   EXP_LO,
   EXP_LOW,
   EXP_SHIFT,
+  FLOOR_NATS,
   PARAMS_AT,
   encodeKernelModule,
 } from "./simd-module.js";
@@ -19,7 +19,6 @@ type ExpKernel = (p: number, n: number, out: number, sums: number) => void;
 
 interface KernelExports {
   blockMax(p: number, n: number, out: number): number;
-  expStats: ExpKernel;
   expWeights: ExpKernel;
   bounds(
     p: number,
@@ -35,16 +34,14 @@ interface KernelExports {
   absDiff(a: number, b: number, n: number): number;
   scale(p: number, n: number, r: number): void;
   maskBelow(p: number, n: number, bound: number, value: number): void;
+  /** Block maxima and per-block Σe, Σe·d (see simd-module.ts); returns the largest. */
+  blockStats(p: number, n: number, maxOut: number, sums: number): number;
 }
 
 let compiled: WasmModule | undefined;
 
 /** The lowest threshold `collect` accepts: −Infinity would also collect the padding. */
 const LOWEST = -3.4028234663852886e38;
-
-/** Weights more than this many nats below the shift are left out: together, for any vocabulary
- * below 10^6 tokens, under 10^−31 of the largest. */
-const FLOOR_NATS = 86;
 
 /** What the bounds kernel adds to 127·2^23 (in units of 2^−23 of the exponent): more than the
  * roundings of its three float32 operations can take away, so a bound is never below its
@@ -97,7 +94,9 @@ export class VocabBuffers {
     weights: number;
     index: number;
     scratch: number;
+    stats: number;
   };
+  private readonly stats: Float64Array;
 
   constructor(size: number, options: { scratch?: boolean } = {}) {
     this.size = size;
@@ -115,8 +114,9 @@ export class VocabBuffers {
       weights: logits + floats,
       index: logits + 2 * floats,
       scratch: logits + 3 * floats,
+      stats: logits + 3 * floats + (options.scratch ? floats : 0),
     };
-    const bytes = at.scratch + (options.scratch ? floats : 0);
+    const bytes = at.stats + 16 * blocks;
     const pages = Math.ceil(bytes / PAGE);
     const memory = new Wasm.Memory({ initial: pages, maximum: pages });
     compiled ??= new Wasm.Module(encodeKernelModule());
@@ -132,6 +132,7 @@ export class VocabBuffers {
     this.logits = new Float32Array(buf, at.logits, size);
     this.weights = new Float32Array(buf, at.weights, this.padded);
     this.index = new Int32Array(buf, at.index, this.padded);
+    this.stats = new Float64Array(buf, at.stats, 2 * blocks);
     this.scratch = options.scratch ? new Float32Array(buf, at.scratch, size) : undefined;
   }
 
@@ -139,6 +140,33 @@ export class VocabBuffers {
    * fills `blockMaxima` (same pass). */
   max(): number {
     return this.k.blockMax(this.at.logits, this.padded, this.at.maxima);
+  }
+
+  /**
+   * The largest logit M, Σ exp(x − M) and Σ exp(x − M)·(x − M) over the logits, in one pass
+   * that also fills `blockMaxima`. The kernel sums each block relative to its own maximum m
+   * (float64 sums); here they are rescaled: Σ e^(x−M) = e^(m−M)·Σ e^(x−m), and
+   * Σ e^(x−M)(x−M) = e^(m−M)·(Σ e^(x−m)(x−m) + (m − M)·Σ e^(x−m)). Tokens 85.5 nats or more
+   * below their block's maximum, and blocks 86 nats below M, are left out: each weighs under
+   * e^−86 of the most likely token.
+   */
+  softmaxSums(): { max: number; z: number; weighted: number } {
+    const max = this.k.blockStats(this.at.logits, this.padded, this.at.maxima, this.at.stats);
+    const maxima = this.blockMaxima;
+    const stats = this.stats;
+    let z = 0;
+    let weighted = 0;
+    if (max > -Infinity && max < Infinity) {
+      for (let b = 0; b < maxima.length; b++) {
+        const blockZ = stats[2 * b]!;
+        if (blockZ === 0) continue;
+        const d = maxima[b]! - max;
+        const scale = Math.exp(d);
+        z += blockZ * scale;
+        weighted += (stats[2 * b + 1]! + d * blockZ) * scale;
+      }
+    }
+    return { max, z, weighted };
   }
 
   /** The first token holding the largest logit, or −1 when there is none: one pass for the
@@ -167,15 +195,6 @@ export class VocabBuffers {
     put(EXP_HI, hi);
     put(EXP_LO, a - hi);
     put(EXP_CUT, float32AtLeast(Math.max(cut, low)));
-    put(EXP_FLOOR, Math.fround(low - Math.fround(shift)));
-  }
-
-  /** Σ exp((x − shift)·scale) and Σ exp(·)·(x − shift)·scale over the logits (f64 sums);
-   * logits more than 86 nats below the shift are left out (each weighs under e^−86). */
-  expStats(shift: number, scale: number): { z: number; weighted: number } {
-    this.setExpParams(shift, scale, -Infinity);
-    this.k.expStats(this.at.logits, this.padded, 0, this.at.sums);
-    return { z: this.sums[0]!, weighted: this.sums[1]! * scale };
   }
 
   /** Fills `weights` with exp((x − shift)·scale), 0 for logits below `cut` or more than 86
