@@ -24,6 +24,7 @@ import {
   type CaseNode,
   type DeclNode,
   type Expr,
+  type ForNode,
   type Func,
   type IncDecNode,
   type Initializer,
@@ -105,6 +106,19 @@ function labelsWithin(
   };
   walk(body);
   return within;
+}
+
+/** Whether a counted loop's increment can never overflow: `for (...; i < bound; i++)` with i
+ * compared in its own type runs the increment only when i < bound <= i's maximum, and a counted
+ * loop's body never assigns i nor holds a label a goto could enter by. */
+function countedIncrementInRange(n: ForNode, c: CountedLoop): boolean {
+  return (
+    c.step === 1 &&
+    !c.inclusive &&
+    n.cond?.kind === "binary" &&
+    n.cond.lhs.kind === "var" &&
+    n.cond.lhs.ty === c.v.ty
+  );
 }
 
 /** Opcodes of C's binary operators per wasm type, [signed, unsigned]: built once per process,
@@ -189,6 +203,8 @@ export class FunctionGenerator {
   private labelsIn = new Map<Node, Set<number>>();
   private readonly caseNumber = new Map<Node, number>();
   private gotoTarget = -1;
+  /** Checked operations proven to stay in range (a counted loop's `i++`, see countedIncrement). */
+  private readonly cannotOverflow = new Set<object>();
   /** Scratch locals of the overflow checks (used only between an operation and its check). */
   private readonly scratch = new Map<string, number>();
 
@@ -256,13 +272,16 @@ export class FunctionGenerator {
     const frame = this.frameSize + this.varargBytes + this.tempBytes;
     // Only functions on a call cycle can recurse without bound; loops are metered on their own.
     const mayRecurse = this.ctx.recursive.has(f.name);
-    if (mayRecurse) this.meter(1);
-    // Call depth bound: a clean "stack overflow" long before the host stack is at risk.
+    // Call depth bound: a clean "stack overflow" long before the host stack is at risk. The
+    // depth on entry stays in a local, so the exit restores it with a store and no load.
+    const entryDepth = mayRecurse ? fb.addLocal("i32") : -1;
     if (mayRecurse) {
-      fb.globalGet(GLOBAL_DEPTH).i32(this.ctx.opts.maxCallDepth).op(Op.i32_ge_u).blockOp(Op.if);
+      this.meter(1);
+      fb.globalGet(GLOBAL_DEPTH).localTee(entryDepth);
+      fb.i32(this.ctx.opts.maxCallDepth).op(Op.i32_ge_u).blockOp(Op.if);
       this.trap(TrapCode.callDepth, f);
       fb.op(Op.end);
-      fb.globalGet(GLOBAL_DEPTH).i32(1).op(Op.i32_add).globalSet(GLOBAL_DEPTH);
+      fb.localGet(entryDepth).i32(1).op(Op.i32_add).globalSet(GLOBAL_DEPTH);
     }
     if (this.spSave >= 0) fb.globalGet(GLOBAL_SP).localSet(this.spSave);
     if (frame > 0) {
@@ -305,7 +324,7 @@ export class FunctionGenerator {
       if (!this.vlas.has(id)) fb.localGet(local).call(this.ctx.funcIndex.get("free")!);
     if (this.spSave >= 0) fb.localGet(this.spSave).globalSet(GLOBAL_SP);
     if (frame > 0) fb.localGet(this.fp).i32(frame).op(Op.i32_add).globalSet(GLOBAL_SP);
-    if (mayRecurse) fb.globalGet(GLOBAL_DEPTH).i32(1).op(Op.i32_sub).globalSet(GLOBAL_DEPTH);
+    if (mayRecurse) fb.localGet(entryDepth).globalSet(GLOBAL_DEPTH);
     if (this.ret >= 0) fb.localGet(this.ret);
     return fb;
   }
@@ -334,7 +353,7 @@ export class FunctionGenerator {
   }
   /** Whether a node's signed arithmetic must trap on overflow. */
   private checks(n: { checked?: boolean }): boolean {
-    return !!n.checked && !this.ctx.opts.wrapv;
+    return !!n.checked && !this.ctx.opts.wrapv && !this.cannotOverflow.has(n);
   }
   /** With [a, b] on the stack, pushes a op b for signed integers and traps if it overflows
    * (UBSan's signed-integer-overflow check): int arithmetic is done exactly in 64 bits; long
@@ -392,12 +411,34 @@ export class FunctionGenerator {
     fb.at(at).trapHere(code);
     fb.op(Op.end).localGet(r);
   }
+  /** With [a] on the stack, pushes a + c for a signed constant c and traps if it overflows: one
+   * compare against the bound c leaves room for (no 64-bit widening). Returns false, emitting
+   * nothing, when -c was not representable (`x - INT_MIN`); the caller checks the general way. */
+  private checkedAddConst(v: "i32" | "i64", c: bigint, at: Node, trapOp: "+" | "-"): boolean {
+    const bits = v === "i32" ? 32 : 64;
+    if (BigInt.asIntN(bits, c) !== c) return false;
+    const fb = this.fb;
+    if (c === 0n) return true;
+    const max = (1n << BigInt(bits - 1)) - 1n;
+    const a = this.scratchLocal(v === "i32" ? "i32b" : "i64a", v);
+    fb.localTee(a);
+    this.constOf(bits, c > 0n ? max - c : -max - 1n - c);
+    if (v === "i32") fb.op(c > 0n ? Op.i32_gt_s : Op.i32_lt_s);
+    else fb.op(c > 0n ? Op.i64_gt_s : Op.i64_lt_s);
+    fb.blockOp(Op.if);
+    fb.at(at).trapHere(overflowTrap(trapOp, v === "i64"));
+    fb.op(Op.end).localGet(a);
+    this.constOf(bits, c).op(v === "i32" ? Op.i32_add : Op.i64_add);
+    return true;
+  }
   /** Burns `w` units of fuel from the shared tank; when it runs dry the host refills it or
    * stops the program. Used at the entry of functions that may recurse. */
   private meter(w: number): void {
     const fb = this.fb;
-    fb.globalGet(GLOBAL_FUEL).i32(w).op(Op.i32_sub).globalSet(GLOBAL_FUEL);
-    fb.globalGet(GLOBAL_FUEL).i32(0).op(Op.i32_lt_s).blockOp(Op.if);
+    // The new level is tested from a local: V8 does not fold a second global.get into the first.
+    const left = this.scratchLocal("fuel", "i32");
+    fb.globalGet(GLOBAL_FUEL).i32(w).op(Op.i32_sub).localTee(left).globalSet(GLOBAL_FUEL);
+    fb.localGet(left).i32(0).op(Op.i32_lt_s).blockOp(Op.if);
     this.callHost("refuel");
     fb.op(Op.end);
   }
@@ -866,6 +907,7 @@ export class FunctionGenerator {
         const counted = entered ? null : countedLoop(n);
         this.fb.at(n);
         if (counted) this.chargeCountedLoop(counted, w);
+        if (counted && n.inc && countedIncrementInRange(n, counted)) this.cannotOverflow.add(n.inc);
         fb.blockOp(Op.block);
         this.labels.push("break");
         fb.blockOp(Op.loop);
@@ -1247,7 +1289,9 @@ export class FunctionGenerator {
       }
       case "deref":
       case "member": {
-        const off = this.addrParts(n);
+        // A[i] of an array of arrays is only an address (no access): the element access that
+        // follows checks the address it computes from it.
+        const off = this.addrParts(n, !(n.kind === "deref" && n.ty.kind === "array"));
         fb.at(n);
         this.loadLvalue(n.ty, off);
         return;
@@ -1402,6 +1446,19 @@ export class FunctionGenerator {
     const v = valType(t);
     const unsigned = !!t.unsigned || t.kind === "ptr";
     if (!lhsPushed) this.expr(n.lhs);
+    if (
+      (op === "+" || op === "-") &&
+      (v === "i32" || v === "i64") &&
+      this.checks(n) &&
+      n.rhs.kind === "num" &&
+      n.rhs.ival !== undefined
+    ) {
+      const c = BigInt.asIntN(v === "i32" ? 32 : 64, n.rhs.ival);
+      if (this.checkedAddConst(v, op === "+" ? c : -c, n, op)) return;
+      this.expr(n.rhs);
+      this.checkedArith(op, v, n);
+      return;
+    }
     if ((op === "/" || op === "%") && (v === "i32" || v === "i64")) {
       // An explicit check, so the error carries the operator's position.
       const d = this.tmp(v);
@@ -1508,15 +1565,13 @@ export class FunctionGenerator {
     const checked = this.checks(n);
     switch (valType(t)) {
       case "i32":
-        fb.i32(delta);
-        if (checked) this.checkedArith("+", "i32", n);
-        else fb.op(Op.i32_add);
+        if (!checked || !this.checkedAddConst("i32", BigInt(delta), n, "+"))
+          fb.i32(delta).op(Op.i32_add);
         this.narrow(t);
         break;
       case "i64":
-        fb.i64(BigInt(delta));
-        if (checked) this.checkedArith("+", "i64", n);
-        else fb.op(Op.i64_add);
+        if (!checked || !this.checkedAddConst("i64", BigInt(delta), n, "+"))
+          fb.i64(BigInt(delta)).op(Op.i64_add);
         break;
       case "f32":
         fb.f32(delta).op(Op.f32_add);

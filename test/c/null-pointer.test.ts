@@ -48,3 +48,14 @@ test("valid pointers into the heap, the stack and globals are unaffected", () =>
   const r = runC('char *d = strdup("hi"); printf("%s %d", d, (int)strlen(d)); free(d);');
   assert.ok(r.ok && r.text === "hi 2");
 });
+
+test("an element of a NULL array of arrays traps at the element access, not at the row", () => {
+  // p[1] is a row (an address, no access); p[1][2] is the access that must trap.
+  const read = fails("int (*p)[4] = 0;\nint x = p[1][2];\nx");
+  assert.match(read.message, /^null pointer dereference/);
+  assert.equal(read.line, 2);
+  const write = fails("double (*m)[3] = 0;\nm[0][1] = 2.5;\n0");
+  assert.match(write.message, /^null pointer dereference/);
+  assert.equal(write.line, 2);
+  assert.equal(text("int g[3][4]; g[2][3] = 9; int (*q)[4] = g; q[2][3] + g[2][3]"), "18");
+});

@@ -53,6 +53,60 @@ test("long arithmetic traps at 64 bits, including multiplication off the fast pa
   assert.equal(text("long f = 1; for (int i = 1; i <= 20; i++) f *= i; f"), "2432902008176640000");
 });
 
+test("adding or subtracting a constant traps exactly past the bound, on either side", () => {
+  // x + c and x - c with a constant c are checked by one compare against the bound c leaves room
+  // for: the last value that fits must pass and the next must trap, for each sign of c.
+  const bounds = [
+    { ty: "int", max: "2147483647", min: "-2147483648", minExpr: "(-2147483647 - 1)" },
+    {
+      ty: "long",
+      max: "9223372036854775807",
+      min: "-9223372036854775808",
+      minExpr: "(-9223372036854775807L - 1)",
+    },
+  ];
+  for (const { ty, max, min, minExpr } of bounds) {
+    const maxExpr = ty === "long" ? `${max}L` : max;
+    const ok: Array<[string, string]> = [
+      [`${ty} x = ${maxExpr} - 5; x + 5`, max],
+      [`${ty} x = ${minExpr} + 5; x - 5`, min],
+      [`${ty} x = ${minExpr} + 5; x + -5`, min],
+      [`${ty} x = ${maxExpr} - 5; x - -5`, max],
+      [`${ty} x = 7; x - 0`, "7"],
+      [`${ty} x = -1; x - ${minExpr}`, max],
+    ];
+    for (const [src, want] of ok) assert.equal(text(src), want, src);
+    for (const src of [
+      `${ty} x = ${maxExpr} - 4; x + 5`,
+      `${ty} x = ${minExpr} + 4; x - 5`,
+      `${ty} x = ${minExpr} + 4; x + -5`,
+      `${ty} x = ${maxExpr} - 4; x - -5`,
+      `${ty} x = 0; x - ${minExpr}`,
+    ])
+      assert.match(fails(src).message, new RegExp(`does not fit in ${ty}`), src);
+  }
+});
+
+test("a counted loop's i++ runs unchecked only where i < bound proves it in range", () => {
+  // i < bound in i's own type: i++ cannot overflow, and the loop ends at the bound.
+  assert.equal(
+    text(
+      "int n = 0; int i; for (i = 2147483640; i < 2147483647; i++) n++; n * 10 + (i == 2147483647)",
+    ),
+    "71",
+  );
+  // <= and a comparison in a wider type leave room for the increment to overflow: it traps.
+  for (const src of [
+    "int n = 0;\nfor (int i = 2147483640; i <= 2147483647; i++) n++;\nn",
+    "int n = 0;\nfor (int i = 2147483640; i < 2147483650L; i++) n++;\nn",
+    "long n = 0;\nfor (long i = 9223372036854775800L; i <= 9223372036854775807L; i++) n++;\nn",
+  ]) {
+    const e = fails(src);
+    assert.match(e.message, /result of '\+' does not fit in (int|long)/, src);
+    assert.equal(e.line, 2, src);
+  }
+});
+
 test("an overflow inside a function names the line and column of the operator", () => {
   const e = fails(`int square(int v) {
   return v * v;
