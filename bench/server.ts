@@ -5,6 +5,7 @@
 // Then: disconnect-to-slot-freed time, and a load run of 200 requests from 32 clients, a third of
 // them with failing or looping regions.
 //   npm run build && node dist/bench/server.js [max-tokens] [rounds]
+//   node dist/bench/server.js load [runs]   (only the load run, repeated: a stress reproducer)
 import { spawn, spawnSync } from "node:child_process";
 import { openEngine } from "../src/engine/open.js";
 import { defaultThreadCount } from "../src/engine/threads.js";
@@ -13,8 +14,9 @@ import { nanoModelPath, packageRoot, storiesModelPath } from "../src/paths.js";
 import { startServer, modelIdOf, type RunningServer } from "../src/server/server.js";
 import { forceTextHook, longStoryStream } from "../test/server/helpers.js";
 
-const maxTokens = Number(process.argv[2] ?? 96);
-const rounds = Number(process.argv[3] ?? 3);
+const loadOnly = process.argv[2] === "load";
+const maxTokens = loadOnly ? 96 : Number(process.argv[2] ?? 96);
+const rounds = Number(process.argv[3] ?? (loadOnly ? 10 : 3));
 const threads = defaultThreadCount();
 
 interface Load {
@@ -50,6 +52,8 @@ const pct = (xs: number[], p: number) =>
 
 interface ClientRun {
   tokens: number;
+  /** The last finish_reason the stream sent (undefined if it sent none). */
+  finishReason: string | undefined;
   ttftMs: number;
   gapsMs: number[];
   text: string;
@@ -70,6 +74,7 @@ async function streamOnce(url: string, path: string, body: object): Promise<Clie
   let ttft = NaN;
   let tokens = 0;
   let text = "";
+  let finishReason: string | undefined;
   const gaps: number[] = [];
   const reader = res.body.getReader();
   for (;;) {
@@ -86,6 +91,7 @@ async function streamOnce(url: string, path: string, body: object): Promise<Clie
       // A stream that fails ends with an error chunk: keep its message for the load run's report.
       if (chunk.error) text += ` [stream error: ${chunk.error.message}]`;
       const c = chunk.choices?.[0];
+      if (c?.finish_reason) finishReason = c.finish_reason;
       const piece = c?.delta?.content ?? c?.text ?? "";
       if (piece) {
         const now = performance.now();
@@ -96,7 +102,7 @@ async function streamOnce(url: string, path: string, body: object): Promise<Clie
       }
     }
   }
-  return { tokens, ttftMs: ttft, gapsMs: gaps, text };
+  return { tokens, finishReason, ttftMs: ttft, gapsMs: gaps, text };
 }
 
 /** `ruffian serve` in its own process, as a user runs it (the client's work is not its cost). */
@@ -364,8 +370,10 @@ async function cancelLatency(): Promise<void> {
   }
 }
 
-/** 200 requests from 32 clients, every third one forced to write a failing or looping region. */
-async function loadRun(): Promise<void> {
+/** 200 requests from 32 clients, every third one forced to write a failing or looping region.
+ * Returns how many requests went wrong (a wrong answer, a missing in-band error, an error, or an
+ * ordinary answer cut short: those end by themselves well within max_tokens). */
+async function loadRun(): Promise<number> {
   const server = await startServer({
     model: nanoModelPath,
     port: 0,
@@ -379,6 +387,7 @@ async function loadRun(): Promise<void> {
   let wrong = 0;
   let failedAsExpected = 0;
   let errors = 0;
+  let cut = 0;
   /** The first few requests that went wrong, to print: a count alone cannot be diagnosed. */
   const samples: string[] = [];
   const sample = (i: number, what: string) => {
@@ -405,6 +414,9 @@ async function loadRun(): Promise<void> {
         else if (bad) {
           errors++;
           sample(i, `no in-band error: ${JSON.stringify(run.text)}`);
+        } else if (run.finishReason !== "stop") {
+          cut++;
+          sample(i, `ended with finish_reason ${run.finishReason}: ${JSON.stringify(run.text)}`);
         } else if (run.text.includes(`VM[${a * b}]`)) correct++;
         else {
           wrong++;
@@ -422,12 +434,20 @@ async function loadRun(): Promise<void> {
   await server.close();
   console.log(
     `\nload: 200 requests, 32 clients, 16 slots in ${fmt(seconds, 1)} s: ${correct} correct, ${wrong} wrong, ` +
-      `${failedAsExpected} failing/looping regions reported in-band, ${errors} errors; ` +
+      `${failedAsExpected} failing/looping regions reported in-band, ${errors} errors, ${cut} cut short; ` +
       `RSS ${fmt(rssBefore / 2 ** 20, 0)} MiB before, ${fmt(rssAfter / 2 ** 20, 0)} MiB after`,
   );
   if (samples.length > 0) console.log(samples.join("\n"));
+  return wrong + errors + cut;
 }
 
-await throughputTable();
-await cancelLatency();
-await loadRun();
+if (loadOnly) {
+  console.log(`load runs: ${rounds}, threads ${threads}, load ${loadAverage()}`);
+  let failing = 0;
+  for (let r = 0; r < rounds; r++) if ((await loadRun()) > 0) failing++;
+  console.log(`\n${failing} of ${rounds} load runs had a request go wrong; load ${loadAverage()}`);
+} else {
+  await throughputTable();
+  await cancelLatency();
+  await loadRun();
+}

@@ -13,9 +13,14 @@ export class LayeredMap<K, V> implements ReadonlyMap<K, V> {
   constructor(private readonly parent: LayeredMap<K, V> | null = null) {}
 
   get(key: K): V | undefined {
-    const v = this.own.get(key);
-    if (v !== undefined) return v === DELETED ? undefined : v;
-    return this.parent ? this.parent.get(key) : undefined;
+    // A loop rather than recursion: every identifier the parser reads looks through 3–4 layers.
+    let layer: LayeredMap<K, V> | null = this;
+    do {
+      const v: V | typeof DELETED | undefined = layer.own.get(key);
+      if (v !== undefined) return v === DELETED ? undefined : v;
+      layer = layer.parent;
+    } while (layer);
+    return undefined;
   }
   has(key: K): boolean {
     return this.get(key) !== undefined;

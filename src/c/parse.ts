@@ -31,6 +31,7 @@ import { fold, foldNum, intValue, wrapInt } from "./fold.js";
 import { initializer, staticInit } from "./initializers.js";
 import { CompileError, syntaxError, typeError, type Pos } from "./errors.js";
 import { layoutMembers, type MemberDecl } from "./layout.js";
+import { keepShape } from "./shapes.js";
 import type { Token } from "./tokenize.js";
 import {
   T,
@@ -130,6 +131,23 @@ const BUILTIN_TYPEDEFS: [string, Type][] = [
   ["va_list", pointerTo(T.char)],
   ["__builtin_va_list", pointerTo(T.char)],
 ];
+
+/** The C type of a number literal, by the tokenizer's spelling of it. */
+const LITERAL_TYPES: Record<NonNullable<Token["numType"]>, Type> = {
+  int: T.int,
+  uint: T.uint,
+  long: T.long,
+  ulong: T.ulong,
+  float: T.float,
+  double: T.double,
+};
+
+const STDARG_MACROS: ReadonlySet<string> = new Set(["va_start", "va_arg", "va_end", "va_copy"]);
+
+/** Keywords that cannot begin a declaration. */
+const STATEMENT_KEYWORDS: ReadonlySet<string> = new Set(
+  "break case continue default do else for goto if return sizeof switch while".split(" "),
+);
 
 export { ENTRY_NAME, mainArgs } from "./entry.js";
 
@@ -244,22 +262,7 @@ export class Parser {
     return !!s && "typedef" in s;
   }
   isTypeStart(t: Token = this.tok): boolean {
-    if (t.kind === "keyword")
-      return ![
-        "break",
-        "case",
-        "continue",
-        "default",
-        "do",
-        "else",
-        "for",
-        "goto",
-        "if",
-        "return",
-        "sizeof",
-        "switch",
-        "while",
-      ].includes(t.text);
+    if (t.kind === "keyword") return !STATEMENT_KEYWORDS.has(t.text);
     return this.isTypedefName(t);
   }
 
@@ -1375,7 +1378,9 @@ export class Parser {
   // equality = relational (("==" | "!=") relational)*
   // relational = shift (("<" | "<=" | ">" | ">=") shift)*
   // shift = add (("<<" | ">>") add)*; add = mul (("+" | "-") mul)*; mul = cast (("*" | "/" | "%") cast)*
-  static readonly LEVELS: string[][] = [
+  // Each rule is left-associative, so the levels are climbed in one loop (precedence climbing):
+  // an operator binds its right operand at the next level up. Levels, lowest first.
+  static readonly LEVELS: readonly (readonly BinOp[])[] = [
     ["|"],
     ["^"],
     ["&"],
@@ -1385,20 +1390,20 @@ export class Parser {
     ["+", "-"],
     ["*", "/", "%"],
   ];
-  bitLevel(level: number): Expr {
-    if (level >= Parser.LEVELS.length) return this.castExpr();
-    let n = this.bitLevel(level + 1);
-    const ops = Parser.LEVELS[level]!;
+  static readonly LEVEL_OF: ReadonlyMap<string, number> = new Map(
+    Parser.LEVELS.flatMap((ops, level) => ops.map((op) => [op, level] as const)),
+  );
+  bitLevel(minLevel: number): Expr {
+    let n = this.castExpr();
     for (;;) {
       const t = this.tok;
-      if (t.kind !== "punct" || !ops.includes(t.text)) return n;
+      const level = t.kind === "punct" ? Parser.LEVEL_OF.get(t.text) : undefined;
+      if (level === undefined || level < minLevel) return n;
       this.pos++;
       const r = this.bitLevel(level + 1);
       n = this.newBinary(t.text as BinOp, n, r, t);
     }
   }
-
-  // cast = "(" type-name ")" cast | unary
   castExpr(): Expr {
     if (this.is("(") && this.isTypeStart(this.peek())) {
       const at = this.tok;
@@ -1829,14 +1834,7 @@ export class Parser {
     }
     if (t.kind === "num") {
       this.pos++;
-      const ty = {
-        int: T.int,
-        uint: T.uint,
-        long: T.long,
-        ulong: T.ulong,
-        float: T.float,
-        double: T.double,
-      }[t.numType!];
+      const ty = LITERAL_TYPES[t.numType!];
       return t.fval !== undefined ? this.num(t.fval, ty, t) : this.num(t.ival!, ty, t);
     }
     if (t.kind === "str") {
@@ -1845,7 +1843,7 @@ export class Parser {
       this.host.write(addr, Uint8Array.from(bytes));
       return this.node("str", t, { bytes, addr, ty: arrayOf(elem, bytes.length / elem.size) });
     }
-    if (t.kind === "ident" && /^va_(start|arg|end|copy)$/.test(t.text) && !this.lookup(t.text))
+    if (t.kind === "ident" && STDARG_MACROS.has(t.text) && !this.lookup(t.text))
       return this.stdarg(t);
     if (t.kind === "ident") {
       this.pos++;
@@ -1876,6 +1874,16 @@ export class Parser {
     throw syntaxError(`expected an expression but found '${t.text}'`, t);
   }
 }
+
+keepShape(
+  new Parser([], new GlobalScope(), {
+    alloc: () => 0,
+    write: () => undefined,
+    libraryType: () => undefined,
+    intrinsicType: () => undefined,
+    isKnownIntrinsic: () => false,
+  }),
+);
 
 /** _Generic's type match: top-level qualifiers are dropped, but what a pointer points to must
  * agree in const-ness and signedness (so `const char *` and `char *` are different). */

@@ -2,6 +2,7 @@
 // built in), expands object- and function-like #define macros, and evaluates #if/#ifdef.
 import { syntaxError } from "./errors.js";
 import { LayeredMap } from "./layered-map.js";
+import { keepShape } from "./shapes.js";
 import type { Token } from "./tokenize.js";
 import { tokenize } from "./tokenize.js";
 
@@ -459,6 +460,8 @@ class Preprocessor {
     return v !== 0n;
   }
 }
+
+keepShape(new Preprocessor(new LayeredMap()));
 
 /** Evaluates a preprocessor #if expression over integer constants. */
 class CondEval {

@@ -166,6 +166,51 @@ for (const p of PUNCTS) {
   PUNCTS_BY_FIRST.set(p[0]!, list);
 }
 
+/** The longest multi-character punctuator at `i`, if any. */
+function multiPunct(src: string, i: number, first: string): string | undefined {
+  const candidates = PUNCTS_BY_FIRST.get(first);
+  if (candidates) for (const p of candidates) if (src.startsWith(p, i)) return p;
+  return undefined;
+}
+
+/** A token with every field present, in one order: tokens then share one hidden class, so the
+ * preprocessor's and the parser's reads of `kind` and `text` stay monomorphic. */
+function token(
+  kind: TokenKind,
+  text: string,
+  line: number,
+  col: number,
+  atBol: boolean,
+  hasSpace: boolean,
+): Token {
+  return {
+    kind,
+    text,
+    line,
+    col,
+    atBol,
+    hasSpace,
+    ival: undefined,
+    fval: undefined,
+    numType: undefined,
+    bytes: undefined,
+    units: undefined,
+    hideset: undefined,
+  };
+}
+
+/** A decimal integer literal without suffix that fits in int (most literals): its value. */
+function smallDecimal(text: string): number {
+  if (text.length > 9 || (text.length > 1 && text.charCodeAt(0) === 48)) return -1;
+  let v = 0;
+  for (let k = 0; k < text.length; k++) {
+    const d = text.charCodeAt(k) - 48;
+    if (d < 0 || d > 9) return -1;
+    v = v * 10 + d;
+  }
+  return v;
+}
+
 /** Tokenizes the whole source; a final eof token marks the end. */
 export function tokenize(src: string): Token[] {
   const tokens: Token[] = [];
@@ -176,8 +221,6 @@ export function tokenize(src: string): Token[] {
   let hasSpace = false;
   const here = (): { line: number; col: number } => ({ line, col: i - lineStart + 1 });
   const push = (t: Token): void => {
-    t.atBol = atBol;
-    t.hasSpace = hasSpace;
     tokens.push(t);
     atBol = false;
     hasSpace = false;
@@ -235,8 +278,18 @@ export function tokenize(src: string): Token[] {
         else break;
       }
       const text = src.slice(i, j);
-      const pos = { line, col };
-      push({ kind: "num", text, line, col, atBol, hasSpace, ...readNumber(text, pos) });
+      const t = token("num", text, line, col, atBol, hasSpace);
+      const small = smallDecimal(text);
+      if (small >= 0) {
+        t.ival = BigInt(small);
+        t.numType = "int";
+      } else {
+        const n = readNumber(text, { line, col });
+        t.ival = n.ival;
+        t.fval = n.fval;
+        t.numType = n.numType;
+      }
+      push(t);
       i = j;
       continue;
     }
@@ -253,7 +306,7 @@ export function tokenize(src: string): Token[] {
         i = j;
         continue;
       }
-      push({ kind: KEYWORDS.has(text) ? "keyword" : "ident", text, line, col, atBol, hasSpace });
+      push(token(KEYWORDS.has(text) ? "keyword" : "ident", text, line, col, atBol, hasSpace));
       i = j;
       continue;
     }
@@ -285,17 +338,10 @@ export function tokenize(src: string): Token[] {
           j += ch.length;
         }
       }
-      const text = src.slice(i, j + 1);
-      push({
-        kind: "str",
-        text,
-        bytes,
-        ...(isWide ? { units } : {}),
-        line,
-        col: start,
-        atBol,
-        hasSpace,
-      });
+      const t = token("str", src.slice(i, j + 1), line, start, atBol, hasSpace);
+      t.bytes = bytes;
+      if (isWide) t.units = units;
+      push(t);
       i = j + 1;
       continue;
     }
@@ -313,44 +359,31 @@ export function tokenize(src: string): Token[] {
       if (src[j] !== "'") throw syntaxError("unterminated character literal", pos);
       // Plain char is signed, so '\xff' is -1 as in gcc on x86; L'x' is a wchar_t (int).
       const signed = !isWide && v > 127 ? v - 256 : v;
-      push({
-        kind: "num",
-        text: src.slice(i, j + 1),
-        ival: BigInt(signed),
-        numType: "int",
-        line,
-        col: start,
-        atBol,
-        hasSpace,
-      });
+      const t = token("num", src.slice(i, j + 1), line, start, atBol, hasSpace);
+      t.ival = BigInt(signed);
+      t.numType = "int";
+      push(t);
       i = j + 1;
       continue;
     }
     if (c === "#" && src[i + 1] !== "#") {
-      push({ kind: "hash", text: "#", line, col, atBol, hasSpace });
+      push(token("hash", "#", line, col, atBol, hasSpace));
       i++;
       continue;
     }
-    const multi = PUNCTS_BY_FIRST.get(c)?.find((p) => src.startsWith(p, i));
+    const multi = multiPunct(src, i, c);
     if (multi) {
-      push({ kind: "punct", text: multi, line, col, atBol, hasSpace });
+      push(token("punct", multi, line, col, atBol, hasSpace));
       i += multi.length;
       continue;
     }
     if (SINGLE_PUNCT.has(c)) {
-      push({ kind: "punct", text: c, line, col, atBol, hasSpace });
+      push(token("punct", c, line, col, atBol, hasSpace));
       i++;
       continue;
     }
     throw syntaxError(`unexpected character '${c}'`, pos);
   }
-  tokens.push({
-    kind: "eof",
-    text: "",
-    line,
-    col: i - lineStart + 1,
-    atBol: true,
-    hasSpace: false,
-  });
+  tokens.push(token("eof", "", line, i - lineStart + 1, true, false));
   return tokens;
 }

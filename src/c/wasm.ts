@@ -1,6 +1,8 @@
 // WebAssembly binary encoder: module sections, LEB128 numbers and a function-body builder,
 // so the C code generator can emit a module byte by byte without any toolchain.
 
+import { keepShape } from "./shapes.js";
+
 export type ValType = "i32" | "i64" | "f32" | "f64";
 const VALTYPE: Record<ValType, number> = { i32: 0x7f, i64: 0x7e, f32: 0x7d, f64: 0x7c };
 export const valTypeByte = (t: ValType): number => VALTYPE[t];
@@ -249,6 +251,13 @@ export class ByteWriter {
   }
   /** A length-prefixed UTF-8 name. */
   name(s: string): this {
+    if (ASCII.test(s)) {
+      // The usual case (import and export names): no Buffer per name.
+      this.u32(s.length);
+      if (this.length + s.length > this.buf.length) this.grow(s.length);
+      for (let i = 0; i < s.length; i++) this.buf[this.length++] = s.charCodeAt(i);
+      return this;
+    }
     const bytes = Buffer.from(s, "utf8");
     this.u32(bytes.length);
     if (this.length + bytes.length > this.buf.length) this.grow(bytes.length);
@@ -263,6 +272,7 @@ export class ByteWriter {
 }
 
 const scratch = new DataView(new ArrayBuffer(8));
+const ASCII = /^[\x00-\x7f]*$/;
 
 /** Function bodies' writers, reused from block to block: a fresh typed array per function
  * (and per prologue) was a measurable part of compiling a short block. */
@@ -412,6 +422,8 @@ export class FuncBuilder {
   }
 }
 
+keepShape(new FuncBuilder(0));
+
 export interface ImportedFunc {
   module: string;
   name: string;
@@ -468,7 +480,11 @@ const sigKey = (s: FuncSig): string => s.params.join(",") + ">" + s.results.join
 export class TypeTable {
   readonly sigs: FuncSig[] = [];
   private readonly index = new Map<string, number>();
+  /** By identity first: the host bridge's signatures are the same objects in every call. */
+  private readonly bySig = new Map<FuncSig, number>();
   indexOf(sig: FuncSig): number {
+    const known = this.bySig.get(sig);
+    if (known !== undefined) return known;
     const k = sigKey(sig);
     let i = this.index.get(k);
     if (i === undefined) {
@@ -476,9 +492,12 @@ export class TypeTable {
       this.sigs.push(sig);
       this.index.set(k, i);
     }
+    this.bySig.set(sig, i);
     return i;
   }
 }
+
+keepShape(new TypeTable());
 
 export interface EncodedModule {
   bytes: Uint8Array;

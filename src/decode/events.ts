@@ -3,7 +3,7 @@
 import type { VmOutcome } from "../vm/result.js";
 import type { Region, RegionLanguage } from "./scanner.js";
 
-export type DoneReason = "eos" | "max-tokens" | "stop" | "aborted" | "context-full";
+export type DoneReason = "eos" | "max-tokens" | "stop" | "aborted" | "context-full" | "error";
 
 export interface TokenEvent {
   type: "token";
@@ -85,6 +85,8 @@ export interface DoneEvent {
   type: "done";
   seq: number;
   reason: DoneReason;
+  /** With reason "error": what failed (a long-lived loop ends only the sequence it concerns). */
+  error?: string;
   /** The final generated text (injections included, rewound text excluded). */
   text: string;
   stats: GenerationStats;

@@ -125,6 +125,8 @@ export class DecodeLoop {
   private readonly cancelled = new Set<number>();
   /** Wakes the loop while it sleeps because every sequence waits for a VM worker. */
   private wakeLoop: (() => void) | undefined;
+  /** Whether a failure in one sequence's work ends only that sequence (see fail). */
+  private isolate = false;
 
   constructor(
     readonly engine: Engine,
@@ -151,6 +153,7 @@ export class DecodeLoop {
       },
     );
     this.active = [];
+    this.isolate = intake !== undefined;
     this.admit(requests);
     yield* this.drain(this.active);
 
@@ -180,7 +183,13 @@ export class DecodeLoop {
       const owners: SequenceState[] = [];
       for (const s of seqs) {
         if (s.done || s.offloaded) continue;
-        const tokens = this.chooseNext(s);
+        let tokens: number[] | null;
+        try {
+          tokens = this.chooseNext(s);
+        } catch (err) {
+          this.fail(s, err);
+          continue;
+        }
         if (tokens) {
           items.push({ seq: s.seq, tokens });
           owners.push(s);
@@ -189,10 +198,9 @@ export class DecodeLoop {
       if (items.length > 0) {
         this.applySteering(owners);
         this.preserveLogits(owners);
-        if (this.decodeOrFinish(items, owners)) {
-          for (let i = 0; i < owners.length; i++) this.appendTokens(owners[i]!, items[i]!.tokens);
-          this.runClosedRegions(owners);
-        }
+        this.decodeFitting(items, owners);
+        for (let i = 0; i < owners.length; i++) this.appendTokens(owners[i]!, items[i]!.tokens);
+        this.runClosedRegions(owners);
       }
       yield* this.drain(seqs);
       this.active = seqs.filter((s) => !s.done);
@@ -258,7 +266,12 @@ export class DecodeLoop {
     this.prefill(seqs, requests);
     for (let i = 0; i < seqs.length; i++) {
       const hook = requests[i]!.hook;
-      if (hook !== undefined) this.runSetup(seqs[i]!, hook);
+      if (hook === undefined || seqs[i]!.done) continue;
+      try {
+        this.runSetup(seqs[i]!, hook);
+      } catch (err) {
+        this.fail(seqs[i]!, err);
+      }
     }
   }
 
@@ -284,25 +297,64 @@ export class DecodeLoop {
   }
 
   /**
-   * Decodes a batch; when the context has no room left, the sequences involved end with reason
-   * "context-full" instead of the error escaping the loop. Returns whether the batch was decoded.
+   * Decodes a batch. A sequence with no room left for its tokens ends with reason
+   * "context-full" and leaves the batch (it is removed from `items` and `owners`); the others
+   * are decoded: one request filling its slot must not end the requests beside it.
    */
-  private decodeOrFinish(
+  private decodeFitting(
     items: Array<{ seq: number; tokens: number[] }>,
     owners: SequenceState[],
-  ): boolean {
-    try {
-      this.engine.decode(items);
-      return true;
-    } catch (err) {
-      if (!(err instanceof EngineError) || err.code !== "context-full") throw err;
-      for (const s of owners) {
-        // Whatever part of the batch did get in is discarded with the sequence's state.
-        s.takeClosedRegion();
-        s.finish("context-full");
-      }
-      return false;
+  ): void {
+    const engine = this.engine;
+    for (let i = items.length - 1; i >= 0; i--) {
+      if (items[i]!.tokens.length <= engine.freeCells(items[i]!.seq)) continue;
+      this.finishFull(owners[i]!);
+      items.splice(i, 1);
+      owners.splice(i, 1);
     }
+    // With one shared KV buffer the sequences compete for the same free cells, and llama.cpp
+    // may still find no slot: then the sequence holding the most cells makes room, and the
+    // others are tried again (a failed llama_decode is undone first).
+    while (items.length > 0) {
+      const before = items.map((item) => engine.length(item.seq));
+      try {
+        engine.decode(items);
+        // Logits copied aside before this decode (while another sequence rewound, say) are
+        // stale now: the next step must read the fresh ones.
+        for (const s of owners) s.dropSavedLogits();
+        return;
+      } catch (err) {
+        if (!(err instanceof EngineError) || err.code !== "context-full") throw err;
+        for (let i = 0; i < items.length; i++) {
+          if (engine.length(items[i]!.seq) > before[i]!) engine.truncate(items[i]!.seq, before[i]!);
+        }
+        let largest = 0;
+        for (let i = 1; i < items.length; i++) {
+          if (before[i]! > before[largest]!) largest = i;
+        }
+        this.finishFull(owners[largest]!);
+        items.splice(largest, 1);
+        owners.splice(largest, 1);
+      }
+    }
+  }
+
+  /** Ends a sequence whose context is full; a region that closed in its last token is dropped. */
+  private finishFull(s: SequenceState): void {
+    s.takeClosedRegion();
+    s.finish("context-full");
+  }
+
+  /**
+   * Ends one sequence whose own work failed. In a long-lived loop the requests belong to
+   * different clients, so the sequence ends with reason "error" and the others go on; a
+   * one-off generation ends with the error, as before.
+   */
+  private fail(s: SequenceState, err: unknown): void {
+    if (!this.isolate) throw err;
+    s.takeClosedRegion();
+    s.offloaded = null;
+    s.finish("error", err instanceof Error ? err.message : String(err));
   }
 
   private *drain(seqs: SequenceState[]): Generator<DecodeEvent> {
@@ -315,39 +367,46 @@ export class DecodeLoop {
   private prefill(seqs: SequenceState[], requests: readonly GenerationRequest[]): void {
     const engine = this.engine;
     const items: Array<{ seq: number; tokens: number[] }> = [];
+    const owners: SequenceState[] = [];
     for (let i = 0; i < seqs.length; i++) {
       const s = seqs[i]!;
       const req = requests[i]!;
-      const promptTokens = engine.tokenize(req.prompt, { addSpecial: true, parseSpecial: true });
-      if (promptTokens.length === 0) throw new Error("the prompt is empty");
-      if (promptTokens.length >= engine.capabilities.contextSize) {
-        throw new Error(
-          `the prompt has ${promptTokens.length} tokens but the context holds ${engine.capabilities.contextSize}`,
-        );
+      try {
+        const promptTokens = engine.tokenize(req.prompt, { addSpecial: true, parseSpecial: true });
+        if (promptTokens.length === 0) throw new Error("the prompt is empty");
+        const cached = kvOf(engine, s.seq);
+        let keep = 0;
+        if (
+          req.reusePrefix &&
+          sameDirections(kvVectorOf(engine).get(s.seq) ?? null, engine.controlVectorOf(s.seq))
+        ) {
+          while (
+            keep < cached.length &&
+            keep < promptTokens.length &&
+            cached[keep] === promptTokens[keep]
+          )
+            keep++;
+          // At least one token must be decoded to get fresh logits.
+          if (keep === promptTokens.length) keep--;
+        }
+        engine.truncate(s.seq, keep);
+        kvVectorOf(engine).set(s.seq, engine.controlVectorOf(s.seq));
+        cached.length = keep;
+        const holds = keep + engine.freeCells(s.seq);
+        if (promptTokens.length >= holds) {
+          throw new Error(
+            `the prompt has ${promptTokens.length} tokens but the context holds ${holds}`,
+          );
+        }
+        s.setPrompt(promptTokens);
+        items.push({ seq: s.seq, tokens: promptTokens.slice(keep) });
+        owners.push(s);
+      } catch (err) {
+        this.fail(s, err);
       }
-      const cached = kvOf(engine, s.seq);
-      let keep = 0;
-      if (
-        req.reusePrefix &&
-        sameDirections(kvVectorOf(engine).get(s.seq) ?? null, engine.controlVectorOf(s.seq))
-      ) {
-        while (
-          keep < cached.length &&
-          keep < promptTokens.length &&
-          cached[keep] === promptTokens[keep]
-        )
-          keep++;
-        // At least one token must be decoded to get fresh logits.
-        if (keep === promptTokens.length) keep--;
-      }
-      engine.truncate(s.seq, keep);
-      kvVectorOf(engine).set(s.seq, engine.controlVectorOf(s.seq));
-      cached.length = keep;
-      s.setPrompt(promptTokens);
-      items.push({ seq: s.seq, tokens: promptTokens.slice(keep) });
     }
-    engine.decode(items);
-    for (const s of seqs) {
+    this.decodeFitting(items, owners);
+    for (const s of owners) {
       const cached = kvOf(engine, s.seq);
       cached.length = 0;
       cached.push(...s.tokens);
@@ -370,7 +429,8 @@ export class DecodeLoop {
       s.finish("max-tokens");
       return null;
     }
-    if (s.tokens.length >= engine.capabilities.contextSize) {
+    // Its own KV stream (or the shared buffer) is full: nothing more can be decoded.
+    if (engine.freeCells(s.seq) < 1) {
       s.finish("context-full");
       return null;
     }
@@ -579,11 +639,15 @@ export class DecodeLoop {
     for (const s of owners) {
       const region = s.takeClosedRegion();
       if (!region) continue;
-      if (this.offload(s, region)) continue;
-      const outcome = s.runOnLogits("region", this.engine.logits(s.seq), () =>
-        this.execute(s, region),
-      );
-      ran.push({ s, region, outcome });
+      try {
+        if (this.offload(s, region)) continue;
+        const outcome = s.runOnLogits("region", this.engine.logits(s.seq), () =>
+          this.execute(s, region),
+        );
+        ran.push({ s, region, outcome });
+      } catch (err) {
+        this.fail(s, err);
+      }
     }
     this.inject(ran);
   }
@@ -624,24 +688,24 @@ export class DecodeLoop {
     const injected: Array<{ s: SequenceState; text: string; tokens: number[] }> = [];
     for (const { s, region, outcome } of ran) {
       s.recordVm("region", region.language, region.source, outcome);
-      const text = formatInjection(region, outcome, { written: s.scanner.resultWritten() });
-      const tokens = continuationTokens(engine, text);
-      injected.push({ s, text, tokens });
-      items.push({ seq: s.seq, tokens });
+      try {
+        const text = formatInjection(region, outcome, { written: s.scanner.resultWritten() });
+        const tokens = continuationTokens(engine, text);
+        injected.push({ s, text, tokens });
+        items.push({ seq: s.seq, tokens });
+      } catch (err) {
+        this.fail(s, err);
+      }
     }
     if (items.length === 0) return;
     const t0 = performance.now();
-    this.applySteering(injected.map((i) => i.s));
-    this.preserveLogits(injected.map((i) => i.s));
-    if (
-      !this.decodeOrFinish(
-        items,
-        injected.map((i) => i.s),
-      )
-    )
-      return;
+    const owners = injected.map((i) => i.s);
+    this.applySteering(owners);
+    this.preserveLogits(owners);
+    this.decodeFitting(items, owners);
     const decodeMs = performance.now() - t0;
     for (const { s, text, tokens } of injected) {
+      if (s.done) continue;
       const at = s.scanner.offset;
       s.scanner.inject(text);
       for (let i = 0; i < tokens.length; i++) s.tokenOffsets.push(at);
@@ -649,7 +713,11 @@ export class DecodeLoop {
       s.stats.injectedTokens += tokens.length;
       s.events.push({ type: "injection", seq: s.seq, text, tokens, decodeMs });
       s.settleDeferredCheckpoints();
-      this.performRewind(s);
+      try {
+        this.performRewind(s);
+      } catch (err) {
+        this.fail(s, err);
+      }
     }
   }
 

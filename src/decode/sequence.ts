@@ -419,7 +419,7 @@ export class SequenceState implements IntrinsicHost {
     }
   }
 
-  finish(reason: DoneReason): void {
+  finish(reason: DoneReason, error?: string): void {
     if (this.finished) return;
     this.finished = true;
     this.live.binding.target = null;
@@ -435,6 +435,7 @@ export class SequenceState implements IntrinsicHost {
       type: "done",
       seq: this.seq,
       reason,
+      ...(error !== undefined ? { error } : {}),
       text: this.text,
       stats: { ...this.stats },
     });

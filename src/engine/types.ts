@@ -132,6 +132,11 @@ export interface Engine {
   logits(seq: number): Float32Array;
   /** Number of positions decoded in a sequence (the next token's position). */
   length(seq: number): number;
+  /**
+   * KV cells a sequence can still take: what is left of its own stream when each sequence has
+   * one (kvUnified false), else what is left of the shared context. A decode of more fails.
+   */
+  freeCells(seq: number): number;
   /** Rewinds a sequence to its first `length` positions (KV cache and recordings). */
   truncate(seq: number, length: number): void;
 

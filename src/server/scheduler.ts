@@ -38,6 +38,8 @@ export interface Ticket {
   stepsAfterCancel: number;
   submittedAt: number;
   firstTokenAt?: number;
+  /** What ended the request with an error (its own callback failed): reported at its end. */
+  failure?: Error;
   timer?: NodeJS.Timeout;
 }
 
@@ -241,7 +243,16 @@ export class Scheduler {
         outcome: ev.outcome.ok ? "ok" : ev.outcome.error.kind,
       });
     }
-    ticket.spec.onEvent(ev);
+    if (!ticket.failure) {
+      try {
+        ticket.spec.onEvent(ev);
+      } catch (err) {
+        // This request's own handling failed (its response, its socket): it ends with the
+        // error, and the loop, which serves every other request too, goes on.
+        ticket.failure = err as Error;
+        if (ev.type !== "done") this.cancel(ticket, "error");
+      }
+    }
     if (ev.type !== "done") return;
     this.running.delete(ev.seq);
     this.free.add(ev.seq);
@@ -251,7 +262,14 @@ export class Scheduler {
       m.cancelSteps.observe(ticket.stepsAfterCancel);
       m.cancelSeconds.observe((performance.now() - ticket.cancelledAt) / 1000);
     }
-    ticket.spec.onEnd({ done: ev, cancelled: ticket.cancelled });
+    const failure =
+      ticket.failure ??
+      (ev.reason === "error" ? new Error(ev.error ?? "the generation failed") : undefined);
+    try {
+      ticket.spec.onEnd(failure ? { error: failure } : { done: ev, cancelled: ticket.cancelled });
+    } catch (err) {
+      process.emitWarning(`a request's end handler failed: ${(err as Error).message}`);
+    }
   }
 
   private async runLoop(): Promise<void> {
@@ -266,7 +284,8 @@ export class Scheduler {
         for await (const ev of loop.run([], intake)) this.dispatch(ev);
         return;
       } catch (err) {
-        // A failure of the engine itself: every running request ends with it; the loop restarts.
+        // A failure of the engine itself (a failure of one request's work ends only that
+        // request, see DecodeLoop's fail): every running request ends with it; the loop restarts.
         for (const [seq, ticket] of [...this.running]) {
           this.running.delete(seq);
           this.free.add(seq);

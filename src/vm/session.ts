@@ -426,7 +426,7 @@ export class VmSession {
   }
 
   private instantiate(compiled: CompiledModule): WasmInstance {
-    const module = compileModule(compiled.bytes, compiled.longRunning);
+    const { module, fresh } = compileModule(compiled.bytes, compiled.longRunning);
     this.bridgeTarget ??= {
       core: {
         trap: (code: number, line: number, col: number) => {
@@ -457,10 +457,11 @@ export class VmSession {
         return typeof r === "bigint" ? Number(r) : r;
       };
     }
-    return new Wasm.Instance(module, {
+    const imports = {
       env: { memory: this.mem.wasm, [BRIDGE_TABLE.name]: hostBridge() },
       intrinsic: intrinsicNs,
-    });
+    };
+    return fresh ? instantiateFirst(module, imports) : new Wasm.Instance(module, imports);
   }
 
   /** A counted loop pays for all its iterations at once. */
@@ -634,7 +635,7 @@ function hostBridge(): unknown {
  * baseline frame to optimized code and a program's hot loop usually runs inside one call of
  * main. Everything else gets the baseline tier (Liftoff), about ten times faster to compile;
  * V8 still tiers up its functions that are called often (fib(30) runs optimized). */
-function compileModule(bytes: Uint8Array, optimize: boolean): object {
+function compileModule(bytes: Uint8Array, optimize: boolean): { module: object; fresh: boolean } {
   // Identical bytes (the same block again, a hook recompiled after an unrelated change) reuse
   // the compiled module; instances are still fresh, and memory is bound at instantiation.
   const key = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("latin1");
@@ -642,14 +643,41 @@ function compileModule(bytes: Uint8Array, optimize: boolean): object {
   if (hit) {
     moduleCache.delete(key);
     moduleCache.set(key, hit);
-    return hit;
+    return { module: hit, fresh: false };
   }
   if (!lazyValidation) lazyValidation = enableLazyValidation();
   const module = optimize ? compileOptimized(bytes) : new Wasm.Module(bytes);
   noteModuleCompiled();
   moduleCache.set(key, module);
   if (moduleCache.size > MODULE_CACHE_SIZE) moduleCache.delete(moduleCache.keys().next().value!);
-  return module;
+  return { module, fresh: true };
+}
+
+/** Instantiates a module for the first time. When a lazily compiled module is first
+ * instantiated, V8 (Node 20's, 11.3) posts four delayed worker tasks that report lazy compilation
+ * statistics 5, 20, 60 and 120 s later; each holds about 1 KB of native memory until it fires.
+ * A process running a never-seen block every millisecond or two so held some 100 MB, and
+ * malloc's fragmentation kept much of it resident after. V8 posts them only when
+ * --wasm-lazy-compilation is set at that moment, and functions still compile lazily (that
+ * was decided when the module was compiled), so the flag is cleared around this call only:
+ * about 20 µs per never-seen block, where compiling every function up front instead cost
+ * about 2 ms. */
+function instantiateFirst(
+  module: object,
+  imports: Record<string, Record<string, unknown>>,
+): WasmInstance {
+  let toggled = false;
+  try {
+    v8.setFlagsFromString("--no-wasm-lazy-compilation");
+    toggled = true;
+  } catch {
+    /* flags frozen: the reports are posted, and each waits out its delay */
+  }
+  try {
+    return new Wasm.Instance(module, imports);
+  } finally {
+    if (toggled) v8.setFlagsFromString("--wasm-lazy-compilation");
+  }
 }
 
 let lazyValidation = false;

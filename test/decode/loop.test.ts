@@ -653,3 +653,30 @@ test("a stop string ends the generation and is cut from the text", async () => {
   assert.equal(done.reason, "stop");
   assert.equal(done.text, ", there was a little girl named ");
 });
+
+test("in a long-lived loop, a request that fails ends alone with reason error", async () => {
+  // The prompt does not fit the context: that request's own failure, found inside the loop.
+  const tooLong = "Once upon a time ".repeat(400);
+  let handed = false;
+  const intake = {
+    take: (): GenerationRequest[] => {
+      if (handed) return [];
+      handed = true;
+      return [
+        { seq: 0, prompt: PROMPT, maxTokens: 16 },
+        { seq: 1, prompt: tooLong, maxTokens: 16 },
+      ];
+    },
+    wait: async () => !handed,
+  };
+  const events: DecodeEvent[] = [];
+  for await (const ev of new DecodeLoop(engine).run([], intake)) events.push(ev);
+  const failed = events.find((e) => e.type === "done" && e.seq === 1);
+  assert.ok(failed && failed.type === "done");
+  assert.equal(failed.reason, "error");
+  assert.match(failed.error!, /the prompt has \d+ tokens but the context holds \d+/);
+  const alone = await collect([{ seq: 0, prompt: PROMPT, maxTokens: 16 }]);
+  assert.equal(doneText(events, 0), doneText(alone, 0));
+  // Without an intake (one generation, one caller) the error ends the generation, as before.
+  await assert.rejects(collect([{ seq: 1, prompt: tooLong, maxTokens: 16 }]), /the prompt has/);
+});

@@ -5,7 +5,16 @@ import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import type { RunningServer } from "../../src/server/server.js";
 import { storiesModelPath } from "../../src/paths.js";
-import { client, longStoryStream, metric, post, question, serve, until } from "./helpers.js";
+import {
+  client,
+  forceTextHook,
+  longStoryStream,
+  metric,
+  post,
+  question,
+  serve,
+  until,
+} from "./helpers.js";
 
 let nano: RunningServer;
 let stories: RunningServer;
@@ -159,4 +168,44 @@ test("/v1/completions on stories260K equals `ruffian run` for the same prompt", 
   });
   assert.equal("Once upon a time" + res.choices[0]!.text + "\n", run.stdout);
   assert.equal(res.choices[0]!.finish_reason, "length");
+});
+
+test("a request that fills its slot ends alone; the request beside it runs to its own end", async () => {
+  // The injected ` = VM[42]` makes A need more cells than its slot has before max_tokens (by
+  // default what fits beside the prompt) is reached: its decode finds its KV stream full.
+  const completion = (body: object) =>
+    post(stories, "/v1/completions", { model: "stories260K", temperature: 0, ...body });
+  const filling = completion({ prompt: "Once", ruffian: { hook: forceTextHook(" [C: 6*7]") } });
+  // B joins once A is decoding, so B is still running when A fills up.
+  await until(async () => stories.context.scheduler.busy === 1);
+  const [a, b] = await Promise.all([filling, completion({ prompt: "Once upon a time" })]);
+  assert.equal(a.status, 200, JSON.stringify(a.json));
+  assert.match(a.json.choices[0].text, /^ \[C: 6\*7\] = VM\[42\]/);
+  assert.equal(a.json.choices[0].ruffian.stopped, "context-full");
+  assert.equal(a.json.choices[0].finish_reason, "length");
+  assert.equal(b.status, 200, JSON.stringify(b.json));
+  assert.equal(b.json.choices[0].ruffian.stopped, "max-tokens");
+  const slot = stories.context.limits.slotContext;
+  assert.equal(b.json.usage.completion_tokens, slot - b.json.usage.prompt_tokens);
+});
+
+test("a request that keeps rewinding leaves the greedy text of the request beside it unchanged", async () => {
+  const completion = (body: object) =>
+    post(stories, "/v1/completions", { model: "stories260K", temperature: 0, ...body });
+  const steady = { prompt: "Once upon a time", max_tokens: 40 };
+  const alone = await completion(steady);
+  // Each rewind re-decodes the rewinding sequence alone, between the other's sampling and its
+  // decode: the other's logits of that step must not come back at the next one.
+  const rewinding = `int cp; int n;
+int h(int step) { if (step % 3 == 2 && n < 20) { n++; vm_rewind(cp); } return 0; }
+int main() { cp = vm_checkpoint(); hook_set("h", 1000); return 0; }`;
+  const first = completion(steady);
+  await until(async () => stories.context.scheduler.busy === 1);
+  const [beside, rewound] = await Promise.all([
+    first,
+    completion({ prompt: "Once", max_tokens: 40, ruffian: { hook: rewinding } }),
+  ]);
+  assert.equal(rewound.status, 200, JSON.stringify(rewound.json));
+  assert.equal(rewound.json.choices[0].ruffian.rewinds.length, 20);
+  assert.equal(beside.json.choices[0].text, alone.json.choices[0].text);
 });

@@ -660,6 +660,15 @@ export class LlamaEngine implements Engine {
     return this.lengths[seq]!;
   }
 
+  freeCells(seq: number): number {
+    this.checkSeq(seq);
+    let used = 0;
+    for (const n of this.lengths) used += n;
+    const shared = this.capabilities.contextSize - used;
+    const own = this.cellsPerSequence;
+    return own === undefined ? shared : Math.min(shared, own - this.lengths[seq]!);
+  }
+
   truncate(seq: number, length: number): void {
     this.live();
     this.checkSeq(seq);
