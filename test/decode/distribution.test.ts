@@ -10,7 +10,8 @@ import { entropyNats, nucleusByFullSort, softmax, sortedIds } from "./reference.
 const VOCABS = [512, 32000, 151936];
 
 /** Shapes of next-token distributions: a model-like body with strong candidates, a sharply
- * peaked one, a flat one, and one with masked (−Infinity) and NaN entries. */
+ * peaked one, a flat one, one with masked (−Infinity) entries, and one whose blocks lie at
+ * tiers from 0 to 95 nats down and at the masked value. */
 function shapes(vocab: number, seed: number): Array<[string, Float32Array]> {
   const rng = new Rng(seed);
   const gauss = () => Math.sqrt(-2 * Math.log(1 - rng.next())) * Math.cos(2 * Math.PI * rng.next());
@@ -21,11 +22,16 @@ function shapes(vocab: number, seed: number): Array<[string, Float32Array]> {
   const flat = Float32Array.from({ length: vocab }, () => 0.01 * gauss());
   const masked = Float32Array.from(body);
   for (let i = 0; i < vocab; i += 3) masked[i] = -Infinity;
+  // Whole blocks of 256 far apart: the statistics pass sums each block relative to its own
+  // maximum and skips blocks 86 nats down, so every tier must still land on the float64 result.
+  const tiers = [0, -9, -30, -60, -95, MASKED_LOGIT];
+  const tiered = Float32Array.from(body, (x, i) => x + tiers[(i >> 8) % tiers.length]!);
   return [
     ["model-like", body],
     ["peaked", peaked],
     ["flat", flat],
     ["masked", masked],
+    ["tiered blocks", tiered],
   ];
 }
 
