@@ -62,7 +62,9 @@ function runChild(start: number, labels: string[], summary: RunSummary): Promise
         summary.healthDetail = message.detail;
       }
     });
-    child.on("exit", (code, signal) => {
+    // "close", not "exit": "exit" can come before the last IPC messages (the final result and
+    // the health report) have been delivered, which read as a crash at the end of the run.
+    child.on("close", (code, signal) => {
       clearTimeout(watchdog);
       if (finished) return;
       finished = true;
