@@ -1,7 +1,15 @@
 // Constant folding, as the tree is built: arithmetic and conversions whose operands are
 // literals become literals (so array sizes, case labels and enumerators are plain numbers);
 // and the evaluation of static initializers (numbers, casts, addresses of globals and literals).
-import { numNode, type BinaryNode, type Expr, type NumNode } from "./ast.js";
+import {
+  numNode,
+  type BinaryNode,
+  type CondNode,
+  type Expr,
+  type LogicalNode,
+  type NumNode,
+  type UnaryNode,
+} from "./ast.js";
 import { T, isFloat, type Type } from "./types.js";
 
 /** Converts a literal to `ty` at compile time, as the conversion would at run time. */
@@ -18,6 +26,29 @@ export function foldNum(n: NumNode, ty: Type): NumNode {
     else iv = BigInt(Math.trunc(n.fval));
   } else iv = n.ival;
   return numNode(wrapInt(iv, ty), ty, n);
+}
+
+/** Whether a literal is nonzero (its truth value as a condition). */
+function isTrue(n: NumNode): boolean {
+  return n.fval !== undefined ? n.fval !== 0 : n.ival !== 0n;
+}
+
+/** Folds `!`, `&&`, `||` and `?:` on literal operands: they are integer constant expressions,
+ * so `int a[1 && 1]` is an ordinary array, not a variable-length one (which a goto past its
+ * declaration would leave unallocated). */
+export function foldLogical(n: LogicalNode | CondNode | UnaryNode): Expr {
+  if (n.kind === "cond") {
+    const c = n.cond;
+    if (c.kind !== "num" || n.then.kind !== "num" || n.els.kind !== "num") return n;
+    return isTrue(c) ? n.then : n.els;
+  }
+  if (n.kind === "not") return n.lhs.kind === "num" ? numNode(isTrue(n.lhs) ? 0n : 1n, n.ty, n) : n;
+  if (n.kind !== "logand" && n.kind !== "logor") return n;
+  const l = n.lhs;
+  const r = n.rhs;
+  if (l.kind !== "num" || r.kind !== "num") return n;
+  const v = n.kind === "logand" ? isTrue(l) && isTrue(r) : isTrue(l) || isTrue(r);
+  return numNode(v ? 1n : 0n, n.ty, n);
 }
 
 /** Folds arithmetic on two literal operands so constant expressions stay literals. */

@@ -27,7 +27,7 @@ import {
   finishEntry,
   topLevelStatement,
 } from "./entry.js";
-import { fold, foldNum, intValue, wrapInt } from "./fold.js";
+import { fold, foldLogical, foldNum, intValue, wrapInt } from "./fold.js";
 import { initializer, staticInit } from "./initializers.js";
 import { CompileError, syntaxError, typeError, type Pos } from "./errors.js";
 import { layoutMembers, type MemberDecl } from "./layout.js";
@@ -1343,7 +1343,7 @@ export class Parser {
       );
     a = this.cast(a, ty);
     b = this.cast(b, ty);
-    return this.node("cond", at, { cond, then: a, els: b, ty });
+    return foldLogical(this.node("cond", at, { cond, then: a, els: b, ty }));
   }
 
   // logor = logand ("||" logand)*
@@ -1355,7 +1355,7 @@ export class Parser {
       const r = this.logand();
       this.checkScalar(n, "'||'");
       this.checkScalar(r, "'||'");
-      n = this.node("logor", at, { lhs: n, rhs: r, ty: T.int });
+      n = foldLogical(this.node("logor", at, { lhs: n, rhs: r, ty: T.int }));
     }
     return n;
   }
@@ -1369,7 +1369,7 @@ export class Parser {
       const r = this.bitLevel(0);
       this.checkScalar(n, "'&&'");
       this.checkScalar(r, "'&&'");
-      n = this.node("logand", at, { lhs: n, rhs: r, ty: T.int });
+      n = foldLogical(this.node("logand", at, { lhs: n, rhs: r, ty: T.int }));
     }
     return n;
   }
@@ -1455,7 +1455,7 @@ export class Parser {
           this.pos++;
           const e = this.castExpr();
           this.checkScalar(e, "'!'");
-          return this.node("not", t, { lhs: e, ty: T.int });
+          return foldLogical(this.node("not", t, { lhs: e, ty: T.int }));
         }
         case "~": {
           this.pos++;

@@ -110,6 +110,20 @@ if (n < 2100) goto body;
 return n;`),
     "2101",
   );
+  // `1 && 1`, `1 || 0`, `!0` and `?:` on literals are constants: an array they size is an
+  // ordinary array, allocated with the frame, so a goto past its declaration still finds it
+  // (c-testsuite 00207; gcc prints 7). Sized at run time, the goto would skip its allocation.
+  assert.equal(
+    text(`goto start;
+{
+  int a[1 && 1]; int b[1 || 0]; int c[!0 ? 1 : 2];
+start:
+  a[0] = 1; b[0] = 2; c[0] = 4;
+  return a[0] + b[0] + c[0];
+}`),
+    "7",
+  );
+  assert.equal(text("int a[0 && 1 ? 3 : 5]; int b[!1 || 2]; return sizeof a + sizeof b;"), "24");
   // A goto loop is metered like any loop: it cannot spin forever.
   assert.match(
     fails("top: goto top;", { limits: { maxInstructions: 1_000_000 } }).message,
