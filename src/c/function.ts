@@ -1746,35 +1746,13 @@ export class FunctionGenerator {
     const fb = this.fb;
     const a = n.args;
     const one = (): void => this.expr(a[0]!);
+    const ops = ONE_OPERAND_INSTRUCTIONS.get(name);
+    if (ops) {
+      one();
+      for (const op of ops) fb.op(op);
+      return;
+    }
     switch (name) {
-      case "sqrt":
-        one();
-        fb.op(Op.f64_sqrt);
-        return;
-      case "sqrtf":
-        one();
-        fb.op(Op.f32_sqrt);
-        return;
-      case "fabs":
-        one();
-        fb.op(Op.f64_abs);
-        return;
-      case "fabsf":
-        one();
-        fb.op(Op.f32_abs);
-        return;
-      case "floor":
-        one();
-        fb.op(Op.f64_floor);
-        return;
-      case "ceil":
-        one();
-        fb.op(Op.f64_ceil);
-        return;
-      case "trunc":
-        one();
-        fb.op(Op.f64_trunc);
-        return;
       case "fmin":
       case "fmax": {
         // C's rule: a NaN operand is ignored (wasm's min/max would return NaN).
@@ -1834,34 +1812,6 @@ export class FunctionGenerator {
         fb.localGet(d);
         return;
       }
-      case "__builtin_popcount":
-      case "__builtin_clz":
-      case "__builtin_ctz":
-        one();
-        fb.op(
-          name.endsWith("popcount")
-            ? Op.i32_popcnt
-            : name.endsWith("clz")
-              ? Op.i32_clz
-              : Op.i32_ctz,
-        );
-        return;
-      case "__builtin_popcountl":
-      case "__builtin_popcountll":
-      case "__builtin_clzl":
-      case "__builtin_clzll":
-      case "__builtin_ctzl":
-      case "__builtin_ctzll":
-        one();
-        fb.op(
-          name.includes("popcount")
-            ? Op.i64_popcnt
-            : name.includes("clz")
-              ? Op.i64_clz
-              : Op.i64_ctz,
-        );
-        fb.op(Op.i32_wrap_i64);
-        return;
       case "__memory_size":
         fb.op(0x3f).u32(0);
         return;
@@ -1885,6 +1835,27 @@ export class FunctionGenerator {
     throw typeError(`unknown function '${name}'`, n);
   }
 }
+
+/** Library functions that are their one operand followed by these instructions. */
+const ONE_OPERAND_INSTRUCTIONS: ReadonlyMap<string, readonly number[]> = new Map([
+  ["sqrt", [Op.f64_sqrt]],
+  ["sqrtf", [Op.f32_sqrt]],
+  ["fabs", [Op.f64_abs]],
+  ["fabsf", [Op.f32_abs]],
+  ["floor", [Op.f64_floor]],
+  ["ceil", [Op.f64_ceil]],
+  ["trunc", [Op.f64_trunc]],
+  ["__builtin_popcount", [Op.i32_popcnt]],
+  ["__builtin_clz", [Op.i32_clz]],
+  ["__builtin_ctz", [Op.i32_ctz]],
+  // The 64-bit forms return int, as the C builtins do.
+  ["__builtin_popcountl", [Op.i64_popcnt, Op.i32_wrap_i64]],
+  ["__builtin_popcountll", [Op.i64_popcnt, Op.i32_wrap_i64]],
+  ["__builtin_clzl", [Op.i64_clz, Op.i32_wrap_i64]],
+  ["__builtin_clzll", [Op.i64_clz, Op.i32_wrap_i64]],
+  ["__builtin_ctzl", [Op.i64_ctz, Op.i32_wrap_i64]],
+  ["__builtin_ctzll", [Op.i64_ctz, Op.i32_wrap_i64]],
+]);
 
 // Never generates anything: it only keeps the class's hidden class alive (see shapes.ts).
 keepShape(
