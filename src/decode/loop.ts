@@ -448,6 +448,10 @@ export class DecodeLoop {
       penalty !== 1 && s.tokens.length > s.promptLength
         ? s.tokens.slice(s.promptLength)
         : undefined;
+    const stats = s.options.tokenStats || (s.options.topLogprobs ?? 0) > 0;
+    // The statistics pass leaves the block maxima, from which greedy's argmax needs no pass of
+    // its own: computed first, they serve both.
+    if (stats) state.entropy();
     let token: number;
     try {
       // Plain greedy needs no copy of the logits into the sampler: the state's argmax is it.
@@ -466,7 +470,6 @@ export class DecodeLoop {
       token = s.sampler.sample(state.logits, history);
     }
     s.closeLogits();
-    const stats = s.options.tokenStats || (s.options.topLogprobs ?? 0) > 0;
     const probability = stats ? state.probability(token) : NaN;
     const entropy = stats ? state.entropy() : NaN;
     const step = s.countSampled();
