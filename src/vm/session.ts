@@ -525,7 +525,7 @@ export class VmSession {
         const coded = codedTrap(e, compiled, this.limits);
         error = coded ?? toVmError(e, "runtime");
         if (error.message.startsWith(HOST_STACK_MESSAGE))
-          error = { ...error, message: hostStackMessage(depth.value, this.limits) };
+          error = { ...error, message: hostStackMessage(this.limits) };
         if (error.line === 0 && (error.kind === "runtime" || error.kind === "limit")) {
           const at = trapPosition(e, compiled);
           if (at) error = { ...error, ...at };
@@ -768,11 +768,12 @@ function overflowMessage(k: number): string {
 /** How the error for a native stack overflow (as opposed to maxCallDepth) begins. */
 export const HOST_STACK_MESSAGE = "stack overflow (the host's native stack ran out";
 
-function hostStackMessage(depth: number, limits: VmLimits): string {
+/** The depth reached is not known here: a recursion keeps it in registers (see meteredSig). */
+function hostStackMessage(limits: VmLimits): string {
   const advice = onBigStack()
     ? "frames this large need a loop or an explicit stack"
     : "runC and ruffian exec rerun such a program on a big stack; in a session, use a loop or an explicit stack";
-  return `${HOST_STACK_MESSAGE} at call depth ${depth}, below maxCallDepth ${limits.maxCallDepth}; ${advice})`;
+  return `${HOST_STACK_MESSAGE} before the call depth reached maxCallDepth ${limits.maxCallDepth}; ${advice})`;
 }
 
 /** A limit error names the limit, its value and how to raise it. */
