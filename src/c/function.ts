@@ -353,8 +353,8 @@ export class FunctionGenerator {
     return this.fb.addLocal(t);
   }
   /** An `unreachable` the host maps back to `code` and `at` (see FuncBuilder.trapHere), not a
-   * call: every function signature a module declares leaks a few dozen bytes of native memory
-   * in Node 20's V8 (src/vm/reclaim.ts), and a host call would add the trap's signature. */
+   * call: Node 20's V8 keeps a few dozen bytes for every signature every module declares, for
+   * good (docs/c-vm.md, memory), and a host call would add the trap's signature. */
   private trap(code: number, at: { line: number; col: number }): void {
     this.fb.at(at).trapHere(code);
   }

@@ -9,22 +9,12 @@ export const NULL_GUARD = 1024;
 
 const roundUp = (n: number, a: number): number => Math.ceil(n / a) * a;
 
-/** Memories that finished sandboxes gave back, zeroed, by "initial/maximum" pages: one is
- * enough, as runC's sandboxes run one after another. A fresh WebAssembly.Memory per runC
- * counted about 1.2 MB of external memory each, and V8 answered that pressure with a full
- * collection every few dozen runs (56 incremental markings in 3,000 runs; issue 14). */
-const pool = new Map<string, WasmMemory>();
-
-/** Above this a memory is not kept for reuse: zeroing it would cost more than a fresh one. */
-const MAX_POOLED_BYTES = 16 * 1024 * 1024;
-
 export class VmMemory {
   readonly wasm: WasmMemory;
   readonly stackLow = NULL_GUARD;
   readonly stackTop: number;
   readonly heapStart: number;
   private staticBytes = 0;
-  private readonly poolKey: string;
   private u8cache: Uint8Array;
   private dvcache: DataView;
 
@@ -36,24 +26,10 @@ export class VmMemory {
     this.heapStart = this.stackTop;
     const maxPages = Math.floor(limitBytes / PAGE);
     const initial = Math.min(maxPages, Math.ceil((this.heapStart + PAGE) / PAGE));
-    this.poolKey = `${initial}/${maxPages}`;
-    const pooled = pool.get(this.poolKey);
-    pool.delete(this.poolKey);
-    this.wasm = pooled ?? new Wasm.Memory({ initial, maximum: maxPages });
+    this.wasm = new Wasm.Memory({ initial, maximum: maxPages });
     this.u8cache = new Uint8Array(this.wasm.buffer);
     this.dvcache = new DataView(this.wasm.buffer);
     this.setState(HEAP_TOP, this.heapStart);
-  }
-
-  /** Zeroes this memory and keeps it for the next VmMemory of the same size, unless the program
-   * grew it (then it is left to the collector: it may be large). This VmMemory, and every
-   * instance that imported its memory, must not be used afterwards. */
-  recycle(): void {
-    const bytes = this.wasm.buffer.byteLength;
-    const initialBytes = Number(this.poolKey.split("/")[0]) * PAGE;
-    if (bytes !== initialBytes || bytes > MAX_POOLED_BYTES || pool.has(this.poolKey)) return;
-    this.u8.fill(0);
-    pool.set(this.poolKey, this.wasm);
   }
 
   private state(i: number): number {

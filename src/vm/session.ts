@@ -99,13 +99,7 @@ let libraryNameCache: Set<string> | null = null;
 
 const now = (): number => performance.now();
 
-/** Gives a finished sandbox's memory back for reuse (see VmMemory.recycle); runC's alone. */
-let recycleSandbox: (session: VmSession) => void;
-
 export class VmSession {
-  static {
-    recycleSandbox = (session) => session.mem.recycle();
-  }
   readonly limits: VmLimits;
   private readonly mem: VmMemory;
   private scope: GlobalScope;
@@ -929,12 +923,7 @@ export function runCOnThisThread(
       stats: { compileMs: 0, runMs: 0, instructions: 0, memoryBytes: 0 },
     };
   }
-  try {
-    // Blocks another session adopted before handing this one over (see adoptDefinitions).
-    for (const block of prelude) session.adoptDefinitions(block);
-    return session.run(source);
-  } finally {
-    // The outcome holds copies (text, values), never views of VM memory.
-    recycleSandbox(session);
-  }
+  // Blocks another session adopted before handing this one over (see adoptDefinitions).
+  for (const block of prelude) session.adoptDefinitions(block);
+  return session.run(source);
 }

@@ -120,8 +120,9 @@ test("a session's dead block modules are reclaimed every few hundred blocks", as
   }
 });
 
-// runC reuses a finished sandbox's memory (src/vm/memory.ts): what one program wrote, on its
-// heap, its stack or anywhere else in its memory, must be gone for the next.
+// Every runC sandbox starts from zeroed memory: what one program wrote, on its heap, its stack or
+// anywhere else in its memory, is gone for the next (a guard for reusing sandbox memories, which
+// was tried: docs/benchmarks.md, VM memory).
 test("a runC sandbox never sees what an earlier one left in memory", () => {
   const write = runC(
     "long *heap = (long *)malloc(64); heap[0] = 41; long stack[4]; stack[2] = 42;\n" +
