@@ -59,6 +59,9 @@ export interface ParseHost {
   alloc(size: number, align: number): number;
   /** Writes bytes into VM memory at once (string literals). */
   write(addr: number, bytes: Uint8Array): void;
+  /** Where a string literal's bytes are, when the host shares identical literals (C allows it:
+   * C11 6.4.5p7); without it each literal gets its own alloc and write. */
+  literal?(bytes: Uint8Array, align: number): number;
   /** C type of a library function, if `name` is one. */
   libraryType(name: string): Type | undefined;
   /** C type of an intrinsic registered for this session. */
@@ -962,6 +965,15 @@ export class Parser {
   // string-literal = str+ (adjacent literals concatenate; any L"…" makes the whole one wide)
   /** Reads adjacent string literals: the bytes with the terminating NUL, and the element type
    * (char, or int for wchar_t strings, stored little-endian). */
+  /** Static storage for a string literal's bytes. */
+  private literalAddress(bytes: number[], align: number): number {
+    const data = Uint8Array.from(bytes);
+    if (this.host.literal) return this.host.literal(data, align);
+    const addr = this.host.alloc(data.length, align);
+    this.host.write(addr, data);
+    return addr;
+  }
+
   stringLiteral(): { bytes: number[]; elem: Type } {
     const parts: Token[] = [];
     while (this.tok.kind === "str") parts.push(this.toks[this.pos++]!);
@@ -1828,8 +1840,7 @@ export class Parser {
       const name = !this.fn || this.fn === this.entry.func ? "main" : this.fn.name;
       const bytes = [...Buffer.from(name, "utf8"), 0];
       this.pos++;
-      const addr = this.host.alloc(bytes.length, 1);
-      this.host.write(addr, Uint8Array.from(bytes));
+      const addr = this.literalAddress(bytes, 1);
       return this.node("str", t, { bytes, addr, ty: arrayOf(T.char, bytes.length) });
     }
     if (t.kind === "num") {
@@ -1839,8 +1850,7 @@ export class Parser {
     }
     if (t.kind === "str") {
       const { bytes, elem } = this.stringLiteral();
-      const addr = this.host.alloc(bytes.length, elem.size);
-      this.host.write(addr, Uint8Array.from(bytes));
+      const addr = this.literalAddress(bytes, elem.size);
       return this.node("str", t, { bytes, addr, ty: arrayOf(elem, bytes.length / elem.size) });
     }
     if (t.kind === "ident" && STDARG_MACROS.has(t.text) && !this.lookup(t.text))

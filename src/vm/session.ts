@@ -46,6 +46,10 @@ type ScopeKind = (typeof SCOPE_KINDS)[number];
 /** Names whose use reads or changes what one run leaves for the next (besides globals). */
 const RUN_STATE_NAMES: ReadonlySet<string> = new Set(["memory", "rand", "srand"]);
 
+/** String literals a session remembers for sharing; past this it starts over, so that a
+ * session of never-repeated literals holds a bounded map. */
+const SHARED_LITERALS = 1024;
+
 /** Fuel handed out per refill: small enough that the wall clock is checked every few ms. */
 const FUEL_CHUNK = 1_000_000;
 
@@ -105,6 +109,8 @@ export class VmSession {
   private scope: GlobalScope;
   private readonly intrinsics: IntrinsicRegistry;
   private readonly slots = new Map<string, number>();
+  /** Addresses of the string literals blocks placed, by alignment and content (see literal). */
+  private readonly literals = new Map<string, number>();
   private readonly memoryAddr: number;
   private readonly programName: string;
   private readonly wrapv: boolean;
@@ -172,18 +178,7 @@ export class VmSession {
     let root: string | null = null;
     try {
       const tokens = preprocess(tokenize(source));
-      parsed = parse(
-        tokens,
-        this.scope,
-        this.parseContext(
-          (size, align) => {
-            const p = this.mem.allocStatic(size, align);
-            if (p === 0) throw new CompileError("limit", "out of memory for globals", 0, 0);
-            return p;
-          },
-          (addr, bytes) => this.mem.writeBytes(addr, bytes),
-        ),
-      );
+      parsed = parse(tokens, this.scope, this.committingContext());
       if (parsed.entry) {
         parsed.scope.funcs.set(ENTRY_NAME, parsed.entry);
         root = ENTRY_NAME;
@@ -273,18 +268,7 @@ export class VmSession {
         if (t.kind === "ident" && !this.sameElsewhere(t.text)) return null;
       if (this.dryParse(preprocess(tokenize(source))).inits.length > 0) return null;
       const before = this.scope;
-      const parsed = parse(
-        preprocess(tokenize(source)),
-        this.scope,
-        this.parseContext(
-          (size, align) => {
-            const p = this.mem.allocStatic(size, align);
-            if (p === 0) throw new CompileError("limit", "out of memory for globals", 0, 0);
-            return p;
-          },
-          (addr, bytes) => this.mem.writeBytes(addr, bytes),
-        ),
-      );
+      const parsed = parse(preprocess(tokenize(source)), this.scope, this.committingContext());
       parsed.scope.funcs.delete(ENTRY_NAME);
       const prelude = [...this.adoptedBlocks];
       let changed = false;
@@ -345,6 +329,31 @@ export class VmSession {
         () => {},
       ),
     );
+  }
+
+  /** Parsing for a block whose globals and string literals stay in this session's memory. */
+  private committingContext(): Parameters<typeof parse>[2] {
+    const alloc = (size: number, align: number): number => {
+      const p = this.mem.allocStatic(size, align);
+      if (p === 0) throw new CompileError("limit", "out of memory for globals", 0, 0);
+      return p;
+    };
+    const write = (addr: number, bytes: Uint8Array): void => this.mem.writeBytes(addr, bytes);
+    return {
+      ...this.parseContext(alloc, write),
+      literal: (bytes, align) => {
+        // An identical literal of an earlier block is reused: in a long session most
+        // literals are the same few format strings, and each copy would stay for good.
+        const key = `${align}:${Buffer.from(bytes).toString("latin1")}`;
+        const known = this.literals.get(key);
+        if (known !== undefined) return known;
+        const addr = alloc(bytes.length, align);
+        write(addr, bytes);
+        if (this.literals.size >= SHARED_LITERALS) this.literals.clear();
+        this.literals.set(key, addr);
+        return addr;
+      },
+    };
   }
 
   private parseContext(
