@@ -199,3 +199,20 @@ test("a block declares only the signatures of the functions it defines and calls
     api.Module = RealModule;
   }
 });
+
+// String literals have static storage, so a session keeps every block's literals for good; a
+// literal identical to an earlier block's shares its storage (C allows it), so that the same
+// format string in every block does not take VM memory per block.
+test("a session's blocks share identical string literals", () => {
+  const session = new VmSession();
+  const used: number[] = [];
+  for (let i = 0; i < 50; i++) {
+    const o = session.run(`{ printf("%d %s\\n", ${i}, "same"); }`);
+    assert.ok(o.ok && o.stdout === `${i} same\n`);
+    used.push(o.stats.memoryBytes);
+  }
+  assert.equal(used.at(-1), used[0], `VM memory in use grew: ${used[0]} → ${used.at(-1)} bytes`);
+  const o = session.run('char *a = "same"; char *b = "other";\nreturn a[0] + b[0];');
+  assert.ok(o.ok && o.text === String("s".charCodeAt(0) + "o".charCodeAt(0)));
+  assert.ok(o.stats.memoryBytes > used[0]!, "a new literal takes storage");
+});
