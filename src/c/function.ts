@@ -39,6 +39,7 @@ import { floatValue, intValue } from "./fold.js";
 import type { BridgeLayout } from "./host-bridge.js";
 import { INLINE_FUNCTIONS } from "./library.js";
 import { countedLoop, LOCAL_FUEL_BATCH, weight, type CountedLoop } from "./metering.js";
+import { alwaysReturns, checksProvenByGuard } from "./ranges.js";
 import { keepShape } from "./shapes.js";
 import { funcType, isAggregate, T, valType, varargSlots, type Type, typeName } from "./types.js";
 import { FuncBuilder, Op, PrefixOp, releaseWriter, TypeTable, type ValType } from "./wasm.js";
@@ -196,11 +197,12 @@ export class FunctionGenerator {
   private readonly paramBase: number;
   private fp = -1;
   private fuelLocal = -1;
-  /** The function may recurse: its fuel and call depth arrive as the two parameters after the
-   * C ones (see meteredSig), and the fuel left is returned after its result. */
+  /** The function may recurse: its fuel and the calls it may still nest (maxCallDepth - 1 -
+   * its depth) arrive as the two parameters after the C ones (see meteredSig), and the fuel
+   * left is returned after its result. */
   private readonly metered: boolean;
   private readonly fuelParam: number;
-  private readonly depthParam: number;
+  private readonly callsLeftParam: number;
   private ret = -1;
   private labels: Label[] = [];
   private readonly dispatches: Dispatch[] = [];
@@ -224,7 +226,7 @@ export class FunctionGenerator {
     const wasmParams = f.params.length + this.paramBase + (f.ty.variadic ? 1 : 0);
     this.metered = ctx.recursive.has(f.name);
     this.fuelParam = this.metered ? wasmParams : -1;
-    this.depthParam = this.metered ? wasmParams + 1 : -1;
+    this.callsLeftParam = this.metered ? wasmParams + 1 : -1;
     this.fb = new FuncBuilder(wasmParams + (this.metered ? 2 : 0));
     // A trap ends the run: the host counts the fuel burnt from the global.
     if (this.metered)
@@ -287,15 +289,15 @@ export class FunctionGenerator {
     const frame = this.frameSize + this.varargBytes + this.tempBytes;
     // Only functions on a call cycle can recurse without bound (loops are metered on their
     // own): each call burns a unit of fuel, and the call depth is bounded, a clean "stack
-    // overflow" long before the host stack is at risk. Both are parameters (registers).
+    // overflow" long before the host stack is at risk. Both counters are parameters
+    // (registers) and count down, so one sign test of their `or` covers both.
     if (this.metered) {
       fb.localGet(this.fuelParam).i32(1).op(Op.i32_sub).localTee(this.fuelParam);
-      fb.i32(0).op(Op.i32_lt_s).blockOp(Op.if);
-      this.callHost("refuel");
-      fb.op(Op.end);
-      fb.localGet(this.depthParam).i32(this.ctx.opts.maxCallDepth).op(Op.i32_ge_u);
-      fb.blockOp(Op.if);
+      fb.localGet(this.callsLeftParam).op(Op.i32_or).i32(0).op(Op.i32_lt_s).blockOp(Op.if);
+      fb.localGet(this.callsLeftParam).i32(0).op(Op.i32_lt_s).blockOp(Op.if);
       this.trap(TrapCode.callDepth, f);
+      fb.op(Op.end);
+      this.callHost("refuel");
       fb.op(Op.end);
     }
     if (this.spSave >= 0) fb.globalGet(GLOBAL_SP).localSet(this.spSave);
@@ -377,7 +379,11 @@ export class FunctionGenerator {
     if (!this.metered) return;
     const fb = this.fb;
     fb.localGet(this.fuelParam).globalSet(GLOBAL_FUEL);
-    if (depth) fb.localGet(this.depthParam).i32(1).op(Op.i32_add).globalSet(GLOBAL_DEPTH);
+    if (depth)
+      fb.i32(callDepthCap(this.ctx.opts))
+        .localGet(this.callsLeftParam)
+        .op(Op.i32_sub)
+        .globalSet(GLOBAL_DEPTH);
   }
   /** After such a call: the fuel left comes back from the global. */
   private enterMetered(): void {
@@ -399,6 +405,12 @@ export class FunctionGenerator {
       this.scratch.set(name, idx);
     }
     return idx;
+  }
+  /** Marks the checks that a branch's condition proves cannot fail (see ranges.ts). */
+  private proveByGuard(cond: Expr, then: Node, els: Node | undefined | null): void {
+    if (this.gotoTarget >= 0) return;
+    for (const c of checksProvenByGuard(cond, true, [then])) this.cannotOverflow.add(c);
+    if (els) for (const c of checksProvenByGuard(cond, false, [els])) this.cannotOverflow.add(c);
   }
   /** Whether a node's signed arithmetic must trap on overflow. */
   private checks(n: { checked?: boolean }): boolean {
@@ -924,6 +936,7 @@ export class FunctionGenerator {
           this.isOneOf(thenLabels);
           fb.op(Op.end);
         } else this.cond(n.cond);
+        this.proveByGuard(n.cond, n.then, n.els);
         fb.blockOp(Op.if);
         this.labels.push("other");
         this.stmt(n.then);
@@ -1045,7 +1058,13 @@ export class FunctionGenerator {
       if (this.labelsIn.has(s)) entries.push(i);
     });
     if (!inside || entries.length === 0) {
-      for (const s of stmts) this.stmt(s);
+      stmts.forEach((s, i) => {
+        // After `if (n < 2) return n;` the rest of the block knows n >= 2.
+        if (s.kind === "if" && !s.els && this.gotoTarget < 0 && alwaysReturns(s.then))
+          for (const c of checksProvenByGuard(s.cond, false, stmts.slice(i + 1)))
+            this.cannotOverflow.add(c);
+        this.stmt(s);
+      });
       return;
     }
     const d: Dispatch = { id: this.dispatchCount++, labels: inside };
@@ -1427,6 +1446,7 @@ export class FunctionGenerator {
         return;
       }
       case "cond": {
+        this.proveByGuard(n.cond, n.then, n.els);
         this.cond(n.cond);
         const t = n.ty;
         if (t.kind === "void") fb.blockOp(Op.if);
@@ -1671,7 +1691,7 @@ export class FunctionGenerator {
         const metered = this.ctx.meteredIndex.get(name);
         if (this.metered && metered !== undefined) {
           // Fuel and depth stay in registers along a recursion; the fuel left comes back.
-          fb.localGet(this.fuelParam).localGet(this.depthParam).i32(1).op(Op.i32_add);
+          fb.localGet(this.fuelParam).localGet(this.callsLeftParam).i32(1).op(Op.i32_sub);
           fb.call(metered).localSet(this.fuelParam);
         } else this.callOut(this.ctx.funcIndex.get(name)!);
         if (user.ty.ret!.kind === "void" && n.ty.kind !== "void") fb.i32(0);
@@ -1924,12 +1944,18 @@ keepShape(
 /** The C-signature entry to a function that may recurse: passes the fuel and depth globals to
  * its body (meteredSig) and stores the fuel it returns; the depth global is restored, since
  * the body sets it only for the calls it makes out of its registers. */
-export function meteredWrapper(f: Func, body: number): FuncBuilder {
+export function meteredWrapper(f: Func, body: number, opts: CodegenOptions): FuncBuilder {
   const params = userSig(f.ty).params.length;
   const fb = new FuncBuilder(params);
   const depth = fb.addLocal("i32");
   for (let i = 0; i < params; i++) fb.localGet(i);
-  fb.globalGet(GLOBAL_FUEL).globalGet(GLOBAL_DEPTH).localTee(depth).call(body);
+  fb.globalGet(GLOBAL_FUEL).i32(callDepthCap(opts) - 1);
+  fb.globalGet(GLOBAL_DEPTH).localTee(depth).op(Op.i32_sub).call(body);
   fb.globalSet(GLOBAL_FUEL).localGet(depth).globalSet(GLOBAL_DEPTH);
   return fb;
+}
+
+/** maxCallDepth as an i32 counter can hold it (the host's stack ends a recursion long before). */
+function callDepthCap(opts: CodegenOptions): number {
+  return Math.min(opts.maxCallDepth, 0x7fffffff);
 }
