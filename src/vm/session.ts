@@ -433,7 +433,6 @@ export class VmSession {
           throw trapFor(code, line, col, this.limits);
         },
         refuel: () => this.refuel(),
-        charge: (units: number) => this.charge(units),
       },
       host: hostLibrary(this.host),
     };
@@ -464,7 +463,7 @@ export class VmSession {
     return fresh ? instantiateFirst(module, imports) : new Wasm.Instance(module, imports);
   }
 
-  /** A counted loop pays for all its iterations at once. */
+  /** Bills host-side work (bytes a printf formats) against the budget and the clock. */
   private charge(units: number): void {
     this.charged += units;
     const used = this.granted - this.fuel!.value + this.charged;
@@ -579,7 +578,7 @@ export class VmSession {
 
 /** The host functions the bridge forwards to: those of the session that is running. */
 interface BridgeTarget {
-  core: Record<"trap" | "refuel" | "charge", (...a: number[]) => void>;
+  core: Record<"trap" | "refuel", (...a: number[]) => void>;
   host: Record<string, (...a: number[]) => number | void>;
 }
 
