@@ -31,6 +31,7 @@ import {
   type Node,
   type OpAssignNode,
   type Stmt,
+  type Var,
   type SwitchNode,
 } from "./ast.js";
 import type { CodegenOptions, CompiledModule } from "./codegen.js";
@@ -38,7 +39,14 @@ import { CompileError, typeError, type Pos } from "./errors.js";
 import { floatValue, intValue } from "./fold.js";
 import type { BridgeLayout } from "./host-bridge.js";
 import { INLINE_FUNCTIONS } from "./library.js";
-import { countedLoop, LOCAL_FUEL_BATCH, weight, type CountedLoop } from "./metering.js";
+import {
+  countedIncrementInRange,
+  countedLoop,
+  countedStart,
+  LOCAL_FUEL_BATCH,
+  weight,
+  type CountedLoop,
+} from "./metering.js";
 import { alwaysReturns, checksProvenByGuard } from "./ranges.js";
 import { keepShape } from "./shapes.js";
 import { funcType, isAggregate, T, valType, varargSlots, type Type, typeName } from "./types.js";
@@ -112,18 +120,9 @@ function labelsWithin(
   return within;
 }
 
-/** Whether a counted loop's increment can never overflow: `for (...; i < bound; i++)` with i
- * compared in its own type runs the increment only when i < bound <= i's maximum, and a counted
- * loop's body never assigns i nor holds a label a goto could enter by. */
-function countedIncrementInRange(n: ForNode, c: CountedLoop): boolean {
-  return (
-    c.step === 1 &&
-    !c.inclusive &&
-    n.cond?.kind === "binary" &&
-    n.cond.lhs.kind === "var" &&
-    n.cond.lhs.ty === c.v.ty
-  );
-}
+/** Trips charged at most for one counted loop: more than any instruction limit allows, and
+ * small enough that trips * weight (at most 1000) fits in an i64. */
+const COUNTED_TRIPS_CAP = 1n << 40n;
 
 /** Opcodes of C's binary operators per wasm type, [signed, unsigned]: built once per process,
  * not per expression. An operator missing for a type (e.g. `%` on doubles) is a type error. */
@@ -213,6 +212,8 @@ export class FunctionGenerator {
   private labelsIn = new Map<Node, Set<number>>();
   private readonly caseNumber = new Map<Node, number>();
   private gotoTarget = -1;
+  /** Lower bounds of counted loops' variables, inside those loops' bodies (see countedStart). */
+  private readonly lowerBounds = new Map<Var, bigint>();
   /** Checked operations proven to stay in range (a counted loop's `i++`, see countedIncrement). */
   private readonly cannotOverflow = new Set<object>();
   /** Scratch locals of the overflow checks (used only between an operation and its check). */
@@ -517,22 +518,40 @@ export class FunctionGenerator {
   private chargeCountedLoop(c: CountedLoop, w: number): void {
     const fb = this.fb;
     const t = this.tmp("i64");
+    const bound = this.tmp("i64");
     const toI64 = (ty: Type): void => {
       if (valType(ty) === "i32") fb.op(ty.unsigned ? Op.i64_extend_i32_u : Op.i64_extend_i32_s);
     };
+    // Trips: 0 unless bound > i (>= when inclusive); else the difference, exact as an unsigned
+    // 64-bit number, capped so that neither + 1 nor the product with w can wrap (a wrapped count
+    // would let the loop run unmetered), then divided by the step rounding up.
     this.expr(c.bound);
     toI64(c.bound.ty);
-    fb.localGet(this.localOf.get(c.v.id)!);
+    fb.localTee(bound).localGet(this.localOf.get(c.v.id)!);
     toI64(c.v.ty);
-    fb.op(Op.i64_sub);
+    const unsigned = c.unsigned64;
+    if (c.inclusive) fb.op(unsigned ? Op.i64_ge_u : Op.i64_ge_s);
+    else fb.op(unsigned ? Op.i64_gt_u : Op.i64_gt_s);
+    fb.blockOp(Op.if, "i64");
+    fb.localGet(bound).localGet(this.localOf.get(c.v.id)!);
+    toI64(c.v.ty);
+    fb.op(Op.i64_sub).localTee(t).i64(COUNTED_TRIPS_CAP).op(Op.i64_gt_u).blockOp(Op.if, "i64");
+    fb.i64(COUNTED_TRIPS_CAP);
+    fb.op(Op.else).localGet(t);
     if (c.inclusive) fb.i64(1n).op(Op.i64_add);
-    if (c.step > 1)
-      fb.i64(BigInt(c.step - 1))
-        .op(Op.i64_add)
-        .i64(BigInt(c.step))
-        .op(Op.i64_div_s);
-    fb.localTee(t).i64(0n).op(Op.i64_lt_s).blockOp(Op.if).i64(0n).localSet(t).op(Op.end);
-    fb.localGet(t).i64(BigInt(w)).op(Op.i64_mul).localSet(t);
+    if (c.stepVar || c.step > 1) {
+      // (t - 1) / step + 1 for t >= 1: rounded up, with no sum that could wrap.
+      fb.localTee(t).op(Op.i64_eqz).blockOp(Op.if, "i64").i64(0n).op(Op.else).localGet(t);
+      fb.i64(1n).op(Op.i64_sub);
+      if (c.stepVar) {
+        fb.localGet(this.localOf.get(c.stepVar.id)!);
+        toI64(c.stepVar.ty);
+      } else fb.i64(BigInt(c.step));
+      fb.op(Op.i64_div_u).i64(1n).op(Op.i64_add).op(Op.end);
+    }
+    fb.op(Op.end);
+    fb.op(Op.else).i64(0n).op(Op.end);
+    fb.i64(BigInt(w)).op(Op.i64_mul).localSet(t);
     if (this.fuelLocal < 0) this.fuelLocal = fb.addLocal("i32");
     const m = this.fuelLocal;
     const round = 1n << 30n;
@@ -964,10 +983,16 @@ export class FunctionGenerator {
           fb.op(Op.end);
         } else if (n.init) this.stmt(n.init);
         const w = weight(n.then) + weight(n.cond) + weight(n.inc);
-        const counted = entered ? null : countedLoop(n);
+        const counted = entered ? null : countedLoop(n, (v) => this.lowerBounds.get(v));
         this.fb.at(n);
         if (counted) this.chargeCountedLoop(counted, w);
-        if (counted && n.inc && countedIncrementInRange(n, counted)) this.cannotOverflow.add(n.inc);
+        const incInRange = !!counted && !!n.inc && countedIncrementInRange(n, counted);
+        if (incInRange) this.cannotOverflow.add(n.inc!);
+        // The body knows i >= its start if i cannot wrap (checked, or proven in range).
+        const start =
+          counted && (incInRange || !this.ctx.opts.wrapv) ? countedStart(n, counted) : undefined;
+        const outerBound = counted ? this.lowerBounds.get(counted.v) : undefined;
+        if (start !== undefined) this.lowerBounds.set(counted!.v, start);
         fb.blockOp(Op.block);
         this.labels.push("break");
         fb.blockOp(Op.loop);
@@ -985,6 +1010,10 @@ export class FunctionGenerator {
         this.stmt(n.then);
         fb.op(Op.end);
         this.labels.pop();
+        if (start !== undefined) {
+          if (outerBound === undefined) this.lowerBounds.delete(counted!.v);
+          else this.lowerBounds.set(counted!.v, outerBound);
+        }
         if (n.inc) this.discard(n.inc);
         if (!counted) this.fb.at(n);
         if (!counted) this.meterLoop(w);
@@ -1594,7 +1623,8 @@ export class FunctionGenerator {
     const opTy = n.opTy;
     const ptrStep = t.kind === "ptr";
     if (!ptrStep) this.convert(t, opTy);
-    this.binary({ ...n, kind: "binary", ty: opTy }, true);
+    // The copy is checked only if the assignment is (cannotOverflow holds the original).
+    this.binary({ ...n, kind: "binary", ty: opTy, checked: this.checks(n) }, true);
     if (!ptrStep) this.convert(opTy, t);
   }
 
