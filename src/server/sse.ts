@@ -4,7 +4,12 @@ import type { FastifyReply } from "fastify";
 import { toJson } from "../json.js";
 
 export interface EventStream {
+  /** Queues one chunk; it leaves with the stream's next write. */
   send(body: unknown): void;
+  /** Says that the stream's `build` has something to queue: it runs right before the next
+   * write, so text that arrives token by token within one write's window becomes one chunk. */
+  touch(): void;
+  /** Writes what is queued (after a last `build`) and `data: [DONE]`, and ends the response. */
   end(): void;
 }
 
@@ -16,7 +21,8 @@ export interface EventStream {
  */
 const COALESCE_MS = 20;
 
-export function openEventStream(reply: FastifyReply): EventStream {
+/** `build` queues (with `send`) whatever `touch` announced; it may be called with nothing new. */
+export function openEventStream(reply: FastifyReply, build: () => void = () => {}): EventStream {
   reply.hijack();
   const raw = reply.raw;
   raw.writeHead(200, {
@@ -28,26 +34,49 @@ export function openEventStream(reply: FastifyReply): EventStream {
   raw.flushHeaders();
   const writable = () => !raw.destroyed && !raw.writableEnded;
   let pending = "";
+  let touched = false;
   let timer: NodeJS.Timeout | undefined;
   let lastWrite = -Infinity;
+  /** While a write gathers what `build` queues, sending must not schedule another write. */
+  let collecting = false;
+  const collect = () => {
+    if (!touched) return;
+    touched = false;
+    collecting = true;
+    try {
+      build();
+    } finally {
+      collecting = false;
+    }
+  };
   const flush = () => {
     timer = undefined;
     lastWrite = performance.now();
+    collect();
     if (pending !== "" && writable()) raw.write(pending);
     pending = "";
+  };
+  const schedule = () => {
+    if (timer || collecting) return;
+    const quiet = performance.now() - lastWrite;
+    if (quiet >= COALESCE_MS) flush();
+    else timer = setTimeout(flush, COALESCE_MS - quiet);
   };
   return {
     send(body) {
       if (!writable()) return;
       pending += `data: ${toJson(body)}\n\n`;
-      if (timer) return;
-      const quiet = performance.now() - lastWrite;
-      if (quiet >= COALESCE_MS) flush();
-      else timer = setTimeout(flush, COALESCE_MS - quiet);
+      schedule();
+    },
+    touch() {
+      if (!writable()) return;
+      touched = true;
+      schedule();
     },
     end() {
       if (timer) clearTimeout(timer);
       timer = undefined;
+      collect();
       if (writable()) raw.end(`${pending}data: [DONE]\n\n`);
       pending = "";
     },
