@@ -14,15 +14,21 @@ export interface EventStream {
 }
 
 /**
- * A stream writes to its socket at most once per this many milliseconds: the first chunk after
- * a quiet spell leaves at once (time to first token is not delayed), chunks made within the
- * window after it leave together in one write. A write per token was the server's largest cost
- * after the decode itself (a syscall each), and a reader cannot tell 20 ms apart.
+ * A stream writes to its socket at most once per this many milliseconds (`--stream-interval`):
+ * the first chunk after a quiet spell leaves at once (time to first token is not delayed), what
+ * is made within the window after it leaves together, as one chunk of text. Each write is a
+ * syscall that also carries the loopback TCP work, on the decode loop's thread: with 16 streams
+ * it was the largest cost after the decode itself (docs/benchmarks.md#server), and text that
+ * arrives 20 times a second still reads as a stream.
  */
-const COALESCE_MS = 20;
+export const DEFAULT_STREAM_INTERVAL_MS = 50;
 
 /** `build` queues (with `send`) whatever `touch` announced; it may be called with nothing new. */
-export function openEventStream(reply: FastifyReply, build: () => void = () => {}): EventStream {
+export function openEventStream(
+  reply: FastifyReply,
+  intervalMs: number,
+  build: () => void = () => {},
+): EventStream {
   reply.hijack();
   const raw = reply.raw;
   raw.writeHead(200, {
@@ -31,7 +37,7 @@ export function openEventStream(reply: FastifyReply, build: () => void = () => {
     connection: "keep-alive",
     "x-accel-buffering": "no",
   });
-  raw.flushHeaders();
+  // The headers leave with the first chunk (the first token, or an error): one write, not two.
   const writable = () => !raw.destroyed && !raw.writableEnded;
   let pending = "";
   let touched = false;
@@ -59,8 +65,8 @@ export function openEventStream(reply: FastifyReply, build: () => void = () => {
   const schedule = () => {
     if (timer || collecting) return;
     const quiet = performance.now() - lastWrite;
-    if (quiet >= COALESCE_MS) flush();
-    else timer = setTimeout(flush, COALESCE_MS - quiet);
+    if (quiet >= intervalMs) flush();
+    else timer = setTimeout(flush, intervalMs - quiet);
   };
   return {
     send(body) {

@@ -144,7 +144,7 @@ async function complete(
     for (const t of tickets) ctx.scheduler.cancel(t, "disconnect");
   });
   if (plan.stream)
-    stream = openEventStream(reply, () => {
+    stream = openEventStream(reply, ctx.limits.streamIntervalMs, () => {
       for (const c of unbuilt) flush(c, false);
     });
   try {
