@@ -6,6 +6,8 @@ import { toJson } from "../json.js";
 export interface EventStream {
   /** Queues one chunk; it leaves with the stream's next write. */
   send(body: unknown): void;
+  /** Queues one chunk already in JSON. */
+  sendJson(json: string): void;
   /** Says that the stream's `build` has something to queue: it runs right before the next
    * write, so text that arrives token by token within one write's window becomes one chunk. */
   touch(): void;
@@ -68,12 +70,14 @@ export function openEventStream(
     if (quiet >= intervalMs) flush();
     else timer = setTimeout(flush, intervalMs - quiet);
   };
+  const sendJson = (json: string) => {
+    if (!writable()) return;
+    pending += `data: ${json}\n\n`;
+    schedule();
+  };
   return {
-    send(body) {
-      if (!writable()) return;
-      pending += `data: ${toJson(body)}\n\n`;
-      schedule();
-    },
+    send: (body) => sendJson(toJson(body)),
+    sendJson,
     touch() {
       if (!writable()) return;
       touched = true;

@@ -10,6 +10,7 @@ import { planChat, planCompletion, type RequestPlan } from "../request-plan.js";
 import {
   chunkBody,
   completionBody,
+  textChunkJson,
   usageChunk,
   type Endpoint,
   type ResponseMeta,
@@ -68,10 +69,22 @@ async function complete(
 
   /** Choices with text not yet in a chunk: their chunks are made when the stream writes. */
   const unbuilt = new Set<Choice>();
+  const textChunks = choices.map((c) => textChunkJson(endpoint, meta, c));
   const flush = (c: Choice, finished: boolean) => {
     if (!stream) return;
     unbuilt.delete(c);
     const delta = c.takeDelta();
+    if (
+      !finished &&
+      !wantLogprobs &&
+      delta.events.length === 0 &&
+      delta.content !== "" &&
+      (endpoint === "text" || firstSent.has(c.index))
+    ) {
+      stream.sendJson(textChunks[c.index]!(delta.content));
+      textOffsets[c.index]! += delta.content.length;
+      return;
+    }
     const body = chunkBody(endpoint, meta, c, delta, {
       first: endpoint === "chat" && !firstSent.has(c.index),
       finished,
