@@ -48,7 +48,10 @@ export interface ModuleContext {
   opts: CodegenOptions;
   types: TypeTable;
   importIndex: Map<string, number>;
+  /** Names callers use; a function that may recurse is called there through its wrapper. */
   funcIndex: Map<string, number>;
+  /** Functions that may recurse: the index of the body that takes and returns fuel and depth. */
+  meteredIndex: Map<string, number>;
   imports: CompiledModule["imports"];
   bridge: BridgeLayout;
 }
@@ -193,6 +196,11 @@ export class FunctionGenerator {
   private readonly paramBase: number;
   private fp = -1;
   private fuelLocal = -1;
+  /** The function may recurse: its fuel and call depth arrive as the two parameters after the
+   * C ones (see meteredSig), and the fuel left is returned after its result. */
+  private readonly metered: boolean;
+  private readonly fuelParam: number;
+  private readonly depthParam: number;
   private ret = -1;
   private labels: Label[] = [];
   private readonly dispatches: Dispatch[] = [];
@@ -213,7 +221,14 @@ export class FunctionGenerator {
     private readonly f: Func,
   ) {
     this.paramBase = isAggregate(f.ty.ret!) ? 1 : 0;
-    this.fb = new FuncBuilder(f.params.length + this.paramBase + (f.ty.variadic ? 1 : 0));
+    const wasmParams = f.params.length + this.paramBase + (f.ty.variadic ? 1 : 0);
+    this.metered = ctx.recursive.has(f.name);
+    this.fuelParam = this.metered ? wasmParams : -1;
+    this.depthParam = this.metered ? wasmParams + 1 : -1;
+    this.fb = new FuncBuilder(wasmParams + (this.metered ? 2 : 0));
+    // A trap ends the run: the host counts the fuel burnt from the global.
+    if (this.metered)
+      this.fb.beforeTrap = () => this.fb.localGet(this.fuelParam).globalSet(GLOBAL_FUEL);
   }
 
   generate(): FuncBuilder {
@@ -270,18 +285,18 @@ export class FunctionGenerator {
     fb.at(f);
 
     const frame = this.frameSize + this.varargBytes + this.tempBytes;
-    // Only functions on a call cycle can recurse without bound; loops are metered on their own.
-    const mayRecurse = this.ctx.recursive.has(f.name);
-    // Call depth bound: a clean "stack overflow" long before the host stack is at risk. The
-    // depth on entry stays in a local, so the exit restores it with a store and no load.
-    const entryDepth = mayRecurse ? fb.addLocal("i32") : -1;
-    if (mayRecurse) {
-      this.meter(1);
-      fb.globalGet(GLOBAL_DEPTH).localTee(entryDepth);
-      fb.i32(this.ctx.opts.maxCallDepth).op(Op.i32_ge_u).blockOp(Op.if);
+    // Only functions on a call cycle can recurse without bound (loops are metered on their
+    // own): each call burns a unit of fuel, and the call depth is bounded, a clean "stack
+    // overflow" long before the host stack is at risk. Both are parameters (registers).
+    if (this.metered) {
+      fb.localGet(this.fuelParam).i32(1).op(Op.i32_sub).localTee(this.fuelParam);
+      fb.i32(0).op(Op.i32_lt_s).blockOp(Op.if);
+      this.callHost("refuel");
+      fb.op(Op.end);
+      fb.localGet(this.depthParam).i32(this.ctx.opts.maxCallDepth).op(Op.i32_ge_u);
+      fb.blockOp(Op.if);
       this.trap(TrapCode.callDepth, f);
       fb.op(Op.end);
-      fb.localGet(entryDepth).i32(1).op(Op.i32_add).globalSet(GLOBAL_DEPTH);
     }
     if (this.spSave >= 0) fb.globalGet(GLOBAL_SP).localSet(this.spSave);
     if (frame > 0) {
@@ -307,7 +322,8 @@ export class FunctionGenerator {
     for (const v of f.locals) {
       const local = this.heapOf.get(v.id);
       if (local === undefined || this.vlas.has(v.id)) continue;
-      fb.i64(BigInt(v.ty.size)).call(this.ctx.funcIndex.get("malloc")!);
+      fb.i64(BigInt(v.ty.size));
+      this.callOut(this.ctx.funcIndex.get("malloc")!);
       fb.localTee(local).op(Op.i32_eqz).blockOp(Op.if);
       this.trap(TrapCode.stackOverflow, f);
       fb.op(Op.end);
@@ -321,11 +337,14 @@ export class FunctionGenerator {
     releaseWriter(body);
     if (this.fuelLocal >= 0) this.settleFuel();
     for (const [id, local] of this.heapOf)
-      if (!this.vlas.has(id)) fb.localGet(local).call(this.ctx.funcIndex.get("free")!);
+      if (!this.vlas.has(id)) {
+        fb.localGet(local);
+        this.callOut(this.ctx.funcIndex.get("free")!);
+      }
     if (this.spSave >= 0) fb.localGet(this.spSave).globalSet(GLOBAL_SP);
     if (frame > 0) fb.localGet(this.fp).i32(frame).op(Op.i32_add).globalSet(GLOBAL_SP);
-    if (mayRecurse) fb.localGet(entryDepth).globalSet(GLOBAL_DEPTH);
     if (this.ret >= 0) fb.localGet(this.ret);
+    if (this.metered) fb.localGet(this.fuelParam);
     return fb;
   }
 
@@ -333,15 +352,47 @@ export class FunctionGenerator {
   private tmp(t: ValType): number {
     return this.fb.addLocal(t);
   }
+  /** An `unreachable` the host maps back to `code` and `at` (see FuncBuilder.trapHere), not a
+   * call: every function signature a module declares leaks a few dozen bytes of native memory
+   * in Node 20's V8 (src/vm/reclaim.ts), and a host call would add the trap's signature. */
   private trap(code: number, at: { line: number; col: number }): void {
-    this.fb.i32(code).i32(at.line).i32(at.col);
-    this.callHost("trap");
+    this.fb.at(at).trapHere(code);
   }
   /** Calls a core or host library function through the host bridge's table. */
   private callHost(name: string): void {
     const { entries, slots } = this.ctx.bridge;
     const slot = slots.get(name)!;
+    // The host runs no C code: only the fuel goes through the global.
+    this.leaveMetered(false);
     this.fb.i32(slot).callIndirect(this.ctx.types.indexOf(entries[slot]!.sig), HOST_TABLE);
+    this.enterMetered();
+  }
+  /** Calls a module function or import with the C signature (args on the stack). */
+  private callOut(index: number): void {
+    this.leaveMetered(true);
+    this.fb.call(index);
+    this.enterMetered();
+  }
+  /** Before a metered function calls anything but a metered body: the fuel left goes to its
+   * global, and the depth too where C code (through a wrapper) may run. */
+  private leaveMetered(depth: boolean): void {
+    if (!this.metered) return;
+    const fb = this.fb;
+    fb.localGet(this.fuelParam).globalSet(GLOBAL_FUEL);
+    if (depth) fb.localGet(this.depthParam).i32(1).op(Op.i32_add).globalSet(GLOBAL_DEPTH);
+  }
+  /** After such a call: the fuel left comes back from the global. */
+  private enterMetered(): void {
+    if (this.metered) this.fb.globalGet(GLOBAL_FUEL).localSet(this.fuelParam);
+  }
+  /** Pushes the fuel left (in a metered function a parameter, elsewhere the global). */
+  private fuelGet(): void {
+    if (this.metered) this.fb.localGet(this.fuelParam);
+    else this.fb.globalGet(GLOBAL_FUEL);
+  }
+  private fuelSet(): void {
+    if (this.metered) this.fb.localSet(this.fuelParam);
+    else this.fb.globalSet(GLOBAL_FUEL);
   }
   private scratchLocal(name: string, t: ValType): number {
     let idx = this.scratch.get(name);
@@ -431,17 +482,6 @@ export class FunctionGenerator {
     this.constOf(bits, c).op(v === "i32" ? Op.i32_add : Op.i64_add);
     return true;
   }
-  /** Burns `w` units of fuel from the shared tank; when it runs dry the host refills it or
-   * stops the program. Used at the entry of functions that may recurse. */
-  private meter(w: number): void {
-    const fb = this.fb;
-    // The new level is tested from a local: V8 does not fold a second global.get into the first.
-    const left = this.scratchLocal("fuel", "i32");
-    fb.globalGet(GLOBAL_FUEL).i32(w).op(Op.i32_sub).localTee(left).globalSet(GLOBAL_FUEL);
-    fb.localGet(left).i32(0).op(Op.i32_lt_s).blockOp(Op.if);
-    this.callHost("refuel");
-    fb.op(Op.end);
-  }
   /** Loop back-edges count into a wasm local (a register) and settle with the shared tank only
    * every LOCAL_FUEL_BATCH units and when the function returns, keeping hot loops tight. */
   private meterLoop(w: number): void {
@@ -451,12 +491,17 @@ export class FunctionGenerator {
     fb.localGet(m).i32(w).op(Op.i32_add).localTee(m).i32(LOCAL_FUEL_BATCH).op(Op.i32_gt_s);
     fb.blockOp(Op.if);
     this.settleFuel();
-    fb.globalGet(GLOBAL_FUEL).i32(0).op(Op.i32_lt_s).blockOp(Op.if);
+    this.fuelGet();
+    fb.i32(0).op(Op.i32_lt_s).blockOp(Op.if);
     this.callHost("refuel");
     fb.op(Op.end);
     fb.op(Op.end);
   }
-  /** Charges a counted loop's whole cost once, before it starts (see countedLoop). */
+  /** Charges a counted loop's whole cost once, before it starts (see countedLoop): into the
+   * local counter at most 2^30 units at a time, settling with the shared tank (and refuelling,
+   * which stops a program over its limit) whenever the counter passes LOCAL_FUEL_BATCH. A big
+   * cost takes a few rounds of this loop instead of a host call of its own, whose signature
+   * every such module would declare (see trap()). */
   private chargeCountedLoop(c: CountedLoop, w: number): void {
     const fb = this.fb;
     const t = this.tmp("i64");
@@ -475,31 +520,33 @@ export class FunctionGenerator {
         .i64(BigInt(c.step))
         .op(Op.i64_div_s);
     fb.localTee(t).i64(0n).op(Op.i64_lt_s).blockOp(Op.if).i64(0n).localSet(t).op(Op.end);
-    fb.localGet(t)
-      .i64(BigInt(w))
-      .op(Op.i64_mul)
-      .localTee(t)
-      .i64(1n << 30n)
-      .op(Op.i64_gt_s);
-    fb.blockOp(Op.if);
-    fb.localGet(t).op(Op.f64_convert_i64_s);
-    this.callHost("charge");
-    fb.op(Op.else);
+    fb.localGet(t).i64(BigInt(w)).op(Op.i64_mul).localSet(t);
     if (this.fuelLocal < 0) this.fuelLocal = fb.addLocal("i32");
     const m = this.fuelLocal;
-    fb.localGet(m).localGet(t).op(Op.i32_wrap_i64).op(Op.i32_add).localTee(m);
-    fb.i32(LOCAL_FUEL_BATCH).op(Op.i32_gt_s).blockOp(Op.if);
+    const round = 1n << 30n;
+    fb.blockOp(Op.loop);
+    fb.localGet(m);
+    fb.localGet(t).i64(round).op(Op.i64_gt_s).blockOp(Op.if, "i32");
+    fb.localGet(t).i64(round).op(Op.i64_sub).localSet(t).i32(Number(round));
+    fb.op(Op.else);
+    fb.localGet(t).op(Op.i32_wrap_i64).i64(0n).localSet(t);
+    fb.op(Op.end);
+    fb.op(Op.i32_add).localTee(m).i32(LOCAL_FUEL_BATCH).op(Op.i32_gt_s).blockOp(Op.if);
     this.settleFuel();
-    fb.globalGet(GLOBAL_FUEL).i32(0).op(Op.i32_lt_s).blockOp(Op.if);
+    this.fuelGet();
+    fb.i32(0).op(Op.i32_lt_s).blockOp(Op.if);
     this.callHost("refuel");
     fb.op(Op.end);
     fb.op(Op.end);
+    fb.localGet(t).i64(0n).op(Op.i64_gt_s).brIf(0);
     fb.op(Op.end);
   }
 
   private settleFuel(): void {
     const m = this.fuelLocal;
-    this.fb.globalGet(GLOBAL_FUEL).localGet(m).op(Op.i32_sub).globalSet(GLOBAL_FUEL);
+    this.fuelGet();
+    this.fb.localGet(m).op(Op.i32_sub);
+    this.fuelSet();
     this.fb.i32(0).localSet(m);
   }
   private depthOf(kind: Label): number {
@@ -1626,7 +1673,12 @@ export class FunctionGenerator {
         const nFixed = user.ty.params!.length;
         for (const a of args.slice(0, nFixed)) this.expr(a);
         if (user.ty.variadic) this.varargs(args.slice(nFixed));
-        fb.call(this.ctx.funcIndex.get(name)!);
+        const metered = this.ctx.meteredIndex.get(name);
+        if (this.metered && metered !== undefined) {
+          // Fuel and depth stay in registers along a recursion; the fuel left comes back.
+          fb.localGet(this.fuelParam).localGet(this.depthParam).i32(1).op(Op.i32_add);
+          fb.call(metered).localSet(this.fuelParam);
+        } else this.callOut(this.ctx.funcIndex.get(name)!);
         if (user.ty.ret!.kind === "void" && n.ty.kind !== "void") fb.i32(0);
         return;
       }
@@ -1656,7 +1708,7 @@ export class FunctionGenerator {
         }
       }
       fb.at(n);
-      if (idx !== undefined) fb.call(idx);
+      if (idx !== undefined) this.callOut(idx);
       else this.callHost(name);
       this.hostResult(fty.ret!);
       if (fty.ret!.kind === "void" && n.ty.kind !== "void") fb.i32(0);
@@ -1673,7 +1725,9 @@ export class FunctionGenerator {
     if (fty.variadic) this.varargs(args.slice(fty.params!.length));
     if (!n.lhs) throw new Error("a call has neither a callee name nor a callee expression");
     this.expr(n.lhs);
+    this.leaveMetered(true);
     fb.callIndirect(this.ctx.types.indexOf(userSig(fty)), FUNCTION_TABLE);
+    this.enterMetered();
   }
 
   /** For a callee returning a struct: reserve a frame slot and pass its address. */
@@ -1859,7 +1913,7 @@ const ONE_OPERAND_INSTRUCTIONS: ReadonlyMap<string, readonly number[]> = new Map
 
 // Never generates anything: it only keeps the class's hidden class alive (see shapes.ts).
 keepShape(
-  new FunctionGenerator({} as ModuleContext, {
+  new FunctionGenerator({ recursive: new Set() } as unknown as ModuleContext, {
     name: "",
     ty: funcType(T.void, []),
     params: [],
@@ -1871,3 +1925,16 @@ keepShape(
     isStatic: false,
   }),
 );
+
+/** The C-signature entry to a function that may recurse: passes the fuel and depth globals to
+ * its body (meteredSig) and stores the fuel it returns; the depth global is restored, since
+ * the body sets it only for the calls it makes out of its registers. */
+export function meteredWrapper(f: Func, body: number): FuncBuilder {
+  const params = userSig(f.ty).params.length;
+  const fb = new FuncBuilder(params);
+  const depth = fb.addLocal("i32");
+  for (let i = 0; i < params; i++) fb.localGet(i);
+  fb.globalGet(GLOBAL_FUEL).globalGet(GLOBAL_DEPTH).localTee(depth).call(body);
+  fb.globalSet(GLOBAL_FUEL).localGet(depth).globalSet(GLOBAL_DEPTH);
+  return fb;
+}

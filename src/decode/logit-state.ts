@@ -92,11 +92,13 @@ export class LogitState {
   }
 
   /** The most likely token (the lowest id among ties); −1 when every logit is masked. Reuses
-   * the top-k when it was computed, else one pass over the block maxima. */
+   * the top-k when it was computed, the block maxima when a statistics pass left them (then
+   * only one block is scanned), else one pass for the block maxima. */
   argmax(): number {
     if (this.topCount >= 0) return this.topCount > 0 ? this.topIds[0]! : -1;
+    const best = this.buf.argmax(this.maximaFresh);
     this.maximaFresh = true;
-    return this.buf.argmax();
+    return best;
   }
 
   /** Entropy in nats, and log Σ exp(logit) from the same pass over the vocabulary. */
