@@ -1,10 +1,10 @@
 // Stage 5: turns typed functions into one WebAssembly module: which functions it holds and
 // imports, their table and exports, and which may recurse; each function's body comes from
 // function.ts, its metering from metering.ts, and the trap codes and globals from abi.ts.
-import { userSig } from "./abi.js";
+import { meteredSig, userSig } from "./abi.js";
 import type { Func, Var } from "./ast.js";
 import { CompileError } from "./errors.js";
-import { FunctionGenerator, type ModuleContext } from "./function.js";
+import { FunctionGenerator, meteredWrapper, type ModuleContext } from "./function.js";
 import { BRIDGE_TABLE, bridgeLayout, hostSig } from "./host-bridge.js";
 import { INLINE_FUNCTIONS } from "./library.js";
 import { predictLongRunning } from "./metering.js";
@@ -92,22 +92,42 @@ export function generateModule(opts: CodegenOptions): CompiledModule {
     throw new CompileError("type", `unknown function '${name}'`, line, col);
   };
   for (const r of queue) visit(r, null);
-  order.forEach((f, i) => funcIndex.set(f.name, imports.length + i));
+  // A function that may recurse is two wasm functions: its body, which takes and returns the
+  // fuel and depth (meteredSig), and after all bodies a wrapper with the C signature, which is
+  // what exports, the table and functions that do not recurse call.
+  const recursive = findRecursive(order, opts);
+  const meteredIndex = new Map<string, number>();
+  let wrapperIndex = imports.length + order.length;
+  order.forEach((f, i) => {
+    if (!recursive.has(f.name)) return funcIndex.set(f.name, imports.length + i);
+    meteredIndex.set(f.name, imports.length + i);
+    funcIndex.set(f.name, wrapperIndex++);
+  });
 
   const ctx: ModuleContext = {
     opts,
     types,
     importIndex,
     funcIndex,
+    meteredIndex,
     imports,
     bridge,
-    recursive: findRecursive(order, opts),
+    recursive,
   };
+  const exportName = (f: Func): string | undefined =>
+    opts.roots.includes(f.name) ? f.name : undefined;
   const functions = order.map((f) => ({
-    sig: userSig(f.ty),
+    sig: recursive.has(f.name) ? meteredSig(f.ty) : userSig(f.ty),
     body: new FunctionGenerator(ctx, f).generate(),
-    exportName: opts.roots.includes(f.name) ? f.name : undefined,
+    exportName: recursive.has(f.name) ? undefined : exportName(f),
   }));
+  for (const f of order)
+    if (recursive.has(f.name))
+      functions.push({
+        sig: userSig(f.ty),
+        body: meteredWrapper(f, meteredIndex.get(f.name)!, opts),
+        exportName: exportName(f),
+      });
 
   const slots = opts.slotted();
   let tableSize = 0;

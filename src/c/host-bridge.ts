@@ -17,7 +17,6 @@ export const BRIDGE_TABLE = { module: "env", name: "host" } as const;
 export const CORE_CALLS: readonly { name: string; sig: FuncSig }[] = [
   { name: "trap", sig: { params: ["i32", "i32", "i32"], results: [] } },
   { name: "refuel", sig: { params: [], results: [] } },
-  { name: "charge", sig: { params: ["f64"], results: [] } },
 ];
 
 /** Host and intrinsic calls never see BigInt: 64-bit integers cross the boundary as doubles. */

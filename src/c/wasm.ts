@@ -301,6 +301,8 @@ export class FuncBuilder {
   trapCodes: number[] = [];
   line = 0;
   col = 0;
+  /** Emits what must happen before a trap leaves the function (state kept in locals). */
+  beforeTrap: (() => void) | undefined = undefined;
   constructor(readonly paramCount: number) {}
 
   /** Sets the source position recorded for the next trapping instructions. */
@@ -317,6 +319,7 @@ export class FuncBuilder {
   /** Traps with `code` here: an `unreachable` the host maps back to the code and position
    * (no call in the hot path, so the check costs a compare and a branch). */
   trapHere(code: number): this {
+    this.beforeTrap?.();
     this.mark();
     this.trapCodes.push(this.code.length, code);
     this.code.byte(Op.unreachable);

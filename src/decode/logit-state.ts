@@ -3,6 +3,7 @@
 // Every vocabulary-wide computation is the shared one in distribution.ts.
 import { nucleusCut, softmaxStats, topTokens } from "./distribution.js";
 import { VocabBuffers } from "./vocab-kernels.js";
+import type { Sampler } from "./sampler.js";
 
 /** How many ranks top_k_token/top_k_prob can reach. */
 export const TOP_K_CAPACITY = 64;
@@ -92,11 +93,22 @@ export class LogitState {
   }
 
   /** The most likely token (the lowest id among ties); −1 when every logit is masked. Reuses
-   * the top-k when it was computed, else one pass over the block maxima. */
+   * the top-k when it was computed, the block maxima when a statistics pass left them (then
+   * only one block is scanned), else one pass for the block maxima. */
   argmax(): number {
     if (this.topCount >= 0) return this.topCount > 0 ? this.topIds[0]! : -1;
+    const best = this.buf.argmax(this.maximaFresh);
     this.maximaFresh = true;
-    return this.buf.argmax();
+    return best;
+  }
+
+  /** Draws the next token from these logits with `sampler` (which must leave them alone, see
+   * Sampler.leavesLogitsAlone), in this state's buffers: no copy, and no pass for the maximum
+   * when a statistics pass left the block maxima. */
+  sampleWith(sampler: Sampler): number {
+    const token = sampler.sampleIn(this.buf, this.maximaFresh);
+    this.maximaFresh = true;
+    return token;
   }
 
   /** Entropy in nats, and log Σ exp(logit) from the same pass over the vocabulary. */

@@ -20,7 +20,6 @@ import { EngineError } from "../engine/errors.js";
 import type { VmOutcome } from "../vm/result.js";
 import type { VmProfileName } from "../vm/limits.js";
 import { runCalc } from "../calc/calc.js";
-import { LispSession } from "../lisp/session.js";
 import { formatInjection } from "./injection.js";
 import { continuationTokens } from "./continuation.js";
 import type { DecodeEvent, TokenEvent } from "./events.js";
@@ -37,6 +36,9 @@ export interface GenerationRequest {
   seq?: number;
   /** The full prompt text (already rendered with a chat template when the model has one). */
   prompt: string;
+  /** The prompt's tokens when the caller already has them (as `engine.tokenize(prompt,
+   * { addSpecial: true, parseSpecial: true })` gives them), so they are not made again. */
+  promptTokens?: readonly number[];
   maxTokens?: number;
   /** Sampling; default greedy. */
   sampling?: SamplerOptions;
@@ -111,6 +113,14 @@ export function cachedTokens(engine: Engine, seq: number): readonly number[] {
   return kvOf(engine, seq);
 }
 
+/** Tokens sampled for one sequence at one step (one, or the re-tokenized piece of a token cut
+ * at a region's end), and the text offset where they start. */
+interface Sampled {
+  seq: number;
+  tokens: number[];
+  offset: number;
+}
+
 /** A region's outcome, ready to be injected into its sequence. */
 interface RegionRun {
   s: SequenceState;
@@ -179,19 +189,19 @@ export class DecodeLoop {
         continue;
       }
       this.injectOffloaded(seqs);
-      const items: Array<{ seq: number; tokens: number[] }> = [];
+      const items: Sampled[] = [];
       const owners: SequenceState[] = [];
       for (const s of seqs) {
         if (s.done || s.offloaded) continue;
-        let tokens: number[] | null;
+        let next: Sampled | null;
         try {
-          tokens = this.chooseNext(s);
+          next = this.chooseNext(s);
         } catch (err) {
           this.fail(s, err);
           continue;
         }
-        if (tokens) {
-          items.push({ seq: s.seq, tokens });
+        if (next) {
+          items.push(next);
           owners.push(s);
         }
       }
@@ -199,12 +209,15 @@ export class DecodeLoop {
         this.applySteering(owners);
         this.preserveLogits(owners);
         this.decodeFitting(items, owners);
-        for (let i = 0; i < owners.length; i++) this.appendTokens(owners[i]!, items[i]!.tokens);
+        for (let i = 0; i < owners.length; i++) {
+          owners[i]!.append(items[i]!.tokens, items[i]!.offset);
+          this.cacheTokens(owners[i]!, items[i]!.tokens);
+        }
         this.runClosedRegions(owners);
       }
       yield* this.drain(seqs);
       this.active = seqs.filter((s) => !s.done);
-      if (this.active.length > 0 && this.active.every((s) => s.offloaded?.outcome === null)) {
+      if (this.active.length > 0 && this.active.every((s) => s.waitingForWorker)) {
         // Every sequence waits for a VM worker: sleep until an outcome, a request or a cancel.
         const signal = this.options.signal;
         let onAbort: (() => void) | undefined;
@@ -353,14 +366,12 @@ export class DecodeLoop {
   private fail(s: SequenceState, err: unknown): void {
     if (!this.isolate) throw err;
     s.takeClosedRegion();
-    s.offloaded = null;
+    s.dropOffload();
     s.finish("error", err instanceof Error ? err.message : String(err));
   }
 
   private *drain(seqs: SequenceState[]): Generator<DecodeEvent> {
-    for (const s of seqs) {
-      while (s.events.length > 0) yield s.events.shift()!;
-    }
+    for (const s of seqs) yield* s.drainEvents();
   }
 
   /** Evaluates each prompt (reusing a matching KV prefix when asked) so logits are ready. */
@@ -372,7 +383,8 @@ export class DecodeLoop {
       const s = seqs[i]!;
       const req = requests[i]!;
       try {
-        const promptTokens = engine.tokenize(req.prompt, { addSpecial: true, parseSpecial: true });
+        const promptTokens =
+          req.promptTokens ?? engine.tokenize(req.prompt, { addSpecial: true, parseSpecial: true });
         if (promptTokens.length === 0) throw new Error("the prompt is empty");
         const cached = kvOf(engine, s.seq);
         let keep = 0;
@@ -418,12 +430,12 @@ export class DecodeLoop {
     const outcome = s.runOnLogits("setup", logits, () => s.vm.run(source));
     s.recordVm("setup", "c", source, outcome);
     if (outcome.stdout)
-      s.events.push({ type: "hook-log", seq: s.seq, hook: "main", step: 0, text: outcome.stdout });
+      s.emit({ type: "hook-log", seq: s.seq, hook: "main", step: 0, text: outcome.stdout });
     this.performRewind(s);
   }
 
   /** Steps 1–3 for one sequence: returns the tokens to decode, or null when it finished or rewound. */
-  private chooseNext(s: SequenceState): number[] | null {
+  private chooseNext(s: SequenceState): Sampled | null {
     const engine = this.engine;
     if (s.sampled >= s.options.maxTokens) {
       s.finish("max-tokens");
@@ -448,14 +460,23 @@ export class DecodeLoop {
       penalty !== 1 && s.tokens.length > s.promptLength
         ? s.tokens.slice(s.promptLength)
         : undefined;
+    const stats = s.options.tokenStats || (s.options.topLogprobs ?? 0) > 0;
+    // The statistics pass leaves the block maxima, from which greedy's argmax needs no pass of
+    // its own: computed first, they serve both.
+    if (stats) state.entropy();
     let token: number;
     try {
-      // Plain greedy needs no copy of the logits into the sampler: the state's argmax is it.
-      token = s.sampler.plainGreedy ? state.argmax() : s.sampler.sample(state.logits, history);
+      // Plain greedy needs no copy of the logits into the sampler: the state's argmax is it; a
+      // sampler that leaves the logits alone draws in the state's buffers.
+      token = s.sampler.plainGreedy
+        ? state.argmax()
+        : s.sampler.leavesLogitsAlone(history)
+          ? state.sampleWith(s.sampler)
+          : s.sampler.sample(state.logits, history);
       if (token < 0) throw new Error("every token is masked: nothing left to sample");
     } catch (err) {
       // Everything masked by VM code: fall back to the model's own choice rather than stall.
-      s.events.push({
+      s.emit({
         type: "hook-error",
         seq: s.seq,
         hook: "sampler",
@@ -466,7 +487,6 @@ export class DecodeLoop {
       token = s.sampler.sample(state.logits, history);
     }
     s.closeLogits();
-    const stats = s.options.tokenStats || (s.options.topLogprobs ?? 0) > 0;
     const probability = stats ? state.probability(token) : NaN;
     const entropy = stats ? state.entropy() : NaN;
     const step = s.countSampled();
@@ -499,12 +519,12 @@ export class DecodeLoop {
       }
     }
     const top = this.topAlternatives(s);
-    s.events.push({ type: "token", seq: s.seq, step, id: token, text, probability, entropy, top });
+    s.emit({ type: "token", seq: s.seq, step, id: token, text, probability, entropy, top });
     const kept = before + text.length;
     for (const ev of events) {
       // Events about text past a region's end describe characters that were dropped.
       if (ev.type === "region-start" && ev.start < kept) {
-        s.events.push({
+        s.emit({
           type: "region-start",
           seq: s.seq,
           language: ev.language,
@@ -512,7 +532,7 @@ export class DecodeLoop {
           offset: ev.start,
         });
       } else if (ev.type === "region-end" && ev.region === s.closedRegion) {
-        s.events.push({ type: "region-end", seq: s.seq, region: ev.region });
+        s.emit({ type: "region-end", seq: s.seq, region: ev.region });
       }
     }
     if (!s.options.inject) s.takeClosedRegion();
@@ -523,8 +543,7 @@ export class DecodeLoop {
       s.finish("stop");
       return null;
     }
-    for (let i = 0; i < tokens.length; i++) s.tokenOffsets.push(before);
-    return tokens;
+    return { seq: s.seq, tokens, offset: before };
   }
 
   /** The most likely tokens of the distribution just sampled from, when the request asked. */
@@ -547,16 +566,15 @@ export class DecodeLoop {
    */
   private dropDuplicate(s: SequenceState, start: number, token: number, text: string): boolean {
     const tokenStart = s.scanner.offset - text.length;
-    let k = s.tokenOffsets.length;
-    while (k > 0 && s.tokenOffsets[k - 1]! >= start) k--;
-    const firstOffset = k < s.tokenOffsets.length ? s.tokenOffsets[k]! : tokenStart;
-    if (firstOffset !== start) return false;
-    const firstToken = k < s.tokenOffsets.length ? s.tokens[s.promptLength + k]! : token;
+    // The prefix began in an earlier token (at `position`) or in this one, not yet appended.
+    const position = s.positionAtText(start);
+    const earlier = position < s.tokens.length;
+    if ((earlier ? s.textOffsetAt(position) : tokenStart) !== start) return false;
+    const firstToken = earlier ? s.tokens[position]! : token;
     s.scanner.rewind(start);
-    s.tokenOffsets.length = k;
-    this.truncateAndRedecode(s, s.promptLength + k);
+    this.truncateAndRedecode(s, position);
     s.forbidAtNextStep(firstToken);
-    s.events.push({
+    s.emit({
       type: "hook-log",
       seq: s.seq,
       hook: "runtime",
@@ -578,38 +596,27 @@ export class DecodeLoop {
     return at;
   }
 
-  private appendTokens(s: SequenceState, tokens: readonly number[]): void {
-    s.tokens.push(...tokens);
-    const cached = kvOf(this.engine, s.seq);
-    cached.push(...tokens);
+  /** Records tokens just decoded into a sequence's KV cache (for prefix reuse). */
+  private cacheTokens(s: SequenceState, tokens: readonly number[]): void {
+    kvOf(this.engine, s.seq).push(...tokens);
   }
 
   private applySteering(owners: SequenceState[]): void {
-    let any = false;
     for (const s of owners) {
-      for (const [layer, add] of s.steering) {
+      for (const [layer, add] of s.takeSteering())
         this.engine.steer(layer, { add }, { seq: s.seq });
-        any = true;
-      }
-      s.steering.clear();
     }
-    void any;
   }
 
   private runHooks(s: SequenceState): void {
-    if (s.hooks.size === 0) return;
-    for (const [name, left] of [...s.hooks]) {
-      if (left <= 0) {
-        s.hooks.delete(name);
-        continue;
-      }
-      s.hooks.set(name, left - 1);
-      if (left - 1 === 0) s.hooks.delete(name);
-      s.stats.hookCalls++;
+    if (!s.hasHooks) return;
+    for (const name of s.hookNames()) {
+      // An earlier hook of this step may have removed it.
+      if (!s.consumeHookCall(name)) continue;
       const outcome = s.inPhase("hook", () => s.vm.call(name, [s.step]));
       s.recordVm("hook", "c", `${name}(${s.step})`, outcome);
       if (outcome.stdout) {
-        s.events.push({
+        s.emit({
           type: "hook-log",
           seq: s.seq,
           hook: name,
@@ -618,10 +625,10 @@ export class DecodeLoop {
         });
       }
       if (!outcome.ok) {
-        s.hooks.delete(name);
+        s.removeHook(name);
         const where =
           outcome.error.line > 0 ? ` at ${outcome.error.line}:${outcome.error.column}` : "";
-        s.events.push({
+        s.emit({
           type: "hook-error",
           seq: s.seq,
           hook: name,
@@ -658,10 +665,9 @@ export class DecodeLoop {
     if (!runner) return false;
     const job = offloadJob(s, region);
     if (!job) return false;
-    const pending: NonNullable<SequenceState["offloaded"]> = { region, outcome: null };
-    s.offloaded = pending;
+    const deliver = s.startOffload(region);
     void runner.run(job).then((outcome) => {
-      pending.outcome = outcome;
+      deliver(outcome);
       this.wakeLoop?.();
     });
     return true;
@@ -671,12 +677,10 @@ export class DecodeLoop {
   private injectOffloaded(seqs: readonly SequenceState[]): void {
     const ran: RegionRun[] = [];
     for (const s of seqs) {
-      const pending = s.offloaded;
-      if (!pending || pending.outcome === null) continue;
-      s.offloaded = null;
-      if (s.done) continue;
+      const back = s.takeOffloaded();
+      if (!back || s.done) continue;
       s.ranElsewhere();
-      ran.push({ s, region: pending.region, outcome: pending.outcome });
+      ran.push({ s, ...back });
     }
     this.inject(ran);
   }
@@ -706,12 +710,8 @@ export class DecodeLoop {
     const decodeMs = performance.now() - t0;
     for (const { s, text, tokens } of injected) {
       if (s.done) continue;
-      const at = s.scanner.offset;
-      s.scanner.inject(text);
-      for (let i = 0; i < tokens.length; i++) s.tokenOffsets.push(at);
-      this.appendTokens(s, tokens);
-      s.stats.injectedTokens += tokens.length;
-      s.events.push({ type: "injection", seq: s.seq, text, tokens, decodeMs });
+      s.injected(text, tokens, decodeMs);
+      this.cacheTokens(s, tokens);
       s.settleDeferredCheckpoints();
       try {
         this.performRewind(s);
@@ -728,8 +728,7 @@ export class DecodeLoop {
       case "calc":
         return runCalc(region.source);
       case "lisp":
-        s.lisp ??= new LispSession();
-        return s.lisp.run(region.source);
+        return s.runLisp(region.source);
     }
   }
 
@@ -740,15 +739,15 @@ export class DecodeLoop {
    */
   private truncateAndRedecode(s: SequenceState, length: number): void {
     const engine = this.engine;
+    s.truncate(length);
     const keep = length - 1;
     const last = s.tokens[keep]!;
-    s.tokens.length = keep;
     engine.truncate(s.seq, keep);
     kvOf(engine, s.seq).length = keep;
     this.preserveLogits([s]);
     engine.decode([{ seq: s.seq, tokens: [last] }]);
     s.dropSavedLogits();
-    this.appendTokens(s, [last]);
+    this.cacheTokens(s, [last]);
   }
 
   /** Carries out a rewind that VM code asked for: KV cache, text and scanner go back. */

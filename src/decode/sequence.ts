@@ -9,7 +9,7 @@ import { Sampler, type SamplerOptions } from "./sampler.js";
 import { LogitState, MASKED_LOGIT, type LogitEdit } from "./logit-state.js";
 import { bindIntrinsics, LiveBinding, type IntrinsicHost } from "./intrinsics.js";
 import type { DecodeEvent, DoneReason, GenerationStats } from "./events.js";
-import type { LispSession } from "../lisp/session.js";
+import { LispSession } from "../lisp/session.js";
 import { checkFits, scaledDirections, type ControlVector } from "../steer/control-vector.js";
 import type { HookPoint } from "../steer/hook-points.js";
 import { activationRow, l2 } from "../steer/intrinsics.js";
@@ -21,7 +21,6 @@ export interface Checkpoint {
   /** Length of the generated text at the checkpoint. */
   textLength: number;
   scanner: ReturnType<RegionScanner["snapshot"]>;
-  offsets: number;
 }
 
 /** Most rewinds one generation may perform: a program that always rewinds still terminates. */
@@ -62,19 +61,31 @@ export function createLiveVm(engine: Engine, seq: number, profile?: VmProfileNam
 /** Where VM code is running, which decides what a checkpoint or logit edit means. */
 export type VmPhase = "idle" | "setup" | "hook" | "region";
 
+/** A region running on a VM worker, and its outcome once it is back. */
+interface Offload {
+  region: Region;
+  outcome: VmOutcome | null;
+}
+
+/**
+ * One sequence's generation state. Its invariants, kept by the methods below: the tokens are
+ * the prompt followed by generated and injected tokens, each of those with the text offset at
+ * which it starts; hooks have a positive number of calls left; events are queued in order and
+ * carry this sequence's id.
+ */
 export class SequenceState implements IntrinsicHost {
   readonly seq: number;
-  readonly vm: VmSession;
-  readonly live: LiveVm;
-  lisp: LispSession | undefined;
+  /** Made on first use: most requests run no VM code, and a session costs ~1 ms to make. */
+  private liveVm: LiveVm | undefined;
+  private lisp: LispSession | undefined;
   readonly scanner: RegionScanner;
   readonly sampler: Sampler;
   readonly logitState: LogitState;
   /** Every token in the KV cache of this sequence, in order. */
-  readonly tokens: number[] = [];
+  private readonly context: number[] = [];
   private promptTokens = 0;
   /** Text offset at which each generated or injected token starts (index = position − promptLength). */
-  readonly tokenOffsets: number[] = [];
+  private readonly offsets: number[] = [];
   private sampledTokens = 0;
   private finished = false;
   private phase: VmPhase = "idle";
@@ -82,7 +93,8 @@ export class SequenceState implements IntrinsicHost {
   private logitsReady = false;
   /** Edits VM code made outside a sampling step, replayed at the next one. */
   private pendingEdits: LogitEdit[] = [];
-  readonly hooks = new Map<string, number>();
+  /** Hook functions and the calls each has left (always > 0). */
+  private readonly hooks = new Map<string, number>();
   private readonly checkpoints = new Map<number, Checkpoint>();
   /** Checkpoints taken during a region program: they point past the injected result. */
   private deferredCheckpoints: number[] = [];
@@ -90,9 +102,10 @@ export class SequenceState implements IntrinsicHost {
   private pendingRewind: number | null = null;
   private memo = "";
   private lastMemo = "";
-  readonly steering = new Map<number, Float32Array>();
-  readonly events: DecodeEvent[] = [];
-  readonly stats: GenerationStats = {
+  /** Activation additions VM code asked for, per layer, applied at the next decode. */
+  private readonly steering = new Map<number, Float32Array>();
+  private readonly queue: DecodeEvent[] = [];
+  private readonly stats: GenerationStats = {
     promptTokens: 0,
     sampledTokens: 0,
     injectedTokens: 0,
@@ -141,12 +154,118 @@ export class SequenceState implements IntrinsicHost {
     return this.promptTokens;
   }
 
+  /** Every token in the KV cache of this sequence, in order: the prompt, then generated and
+   * injected tokens. */
+  get tokens(): readonly number[] {
+    return this.context;
+  }
+
   /** Appends the prompt's tokens; once, before anything is generated. */
   setPrompt(tokens: readonly number[]): void {
-    if (this.tokens.length > 0) throw new Error("the prompt is set once, before generation");
-    this.tokens.push(...tokens);
+    if (this.context.length > 0) throw new Error("the prompt is set once, before generation");
+    this.context.push(...tokens);
     this.promptTokens = tokens.length;
     this.stats.promptTokens = tokens.length;
+  }
+
+  /** Appends decoded tokens (generated, or a re-tokenized piece of one) whose text starts at
+   * `textOffset`. */
+  append(tokens: readonly number[], textOffset: number): void {
+    for (const token of tokens) {
+      this.context.push(token);
+      this.offsets.push(textOffset);
+    }
+  }
+
+  /** Cuts the sequence back to its first `length` tokens (never into the prompt). */
+  truncate(length: number): void {
+    if (!(length >= this.promptTokens && length <= this.context.length))
+      throw new RangeError(
+        `cannot cut sequence ${this.seq} to ${length} tokens (prompt ${this.promptTokens}, now ${this.context.length})`,
+      );
+    this.context.length = length;
+    this.offsets.length = length - this.promptTokens;
+  }
+
+  /** The position of the first token after the prompt whose text starts at or after
+   * `textOffset` (tokens.length when none does). */
+  positionAtText(textOffset: number): number {
+    let k = this.offsets.length;
+    while (k > 0 && this.offsets[k - 1]! >= textOffset) k--;
+    return this.promptTokens + k;
+  }
+
+  /** The text offset at which the token at `position` (after the prompt) starts. */
+  textOffsetAt(position: number): number {
+    const offset = this.offsets[position - this.promptTokens];
+    if (offset === undefined) throw new RangeError(`no generated token at position ${position}`);
+    return offset;
+  }
+
+  /** Records a result injected after the text so far: its text goes to the scanner, its tokens
+   * (decoded already) to the sequence, and an `injection` event is queued. */
+  injected(text: string, tokens: readonly number[], decodeMs: number): void {
+    const at = this.scanner.offset;
+    this.scanner.inject(text);
+    this.append(tokens, at);
+    this.stats.injectedTokens += tokens.length;
+    this.emit({ type: "injection", seq: this.seq, text, tokens: [...tokens], decodeMs });
+  }
+
+  // ---- events ----
+
+  /** Queues an event of this sequence. */
+  emit(event: DecodeEvent): void {
+    if (event.seq !== this.seq)
+      throw new Error(`event of sequence ${event.seq} queued on sequence ${this.seq}`);
+    this.queue.push(event);
+  }
+
+  /** The queued events, oldest first; each is removed as it is yielded. */
+  *drainEvents(): Generator<DecodeEvent> {
+    while (this.queue.length > 0) yield this.queue.shift()!;
+  }
+
+  // ---- hooks and steering, as the loop consumes them ----
+
+  /** Whether any hook is set. */
+  get hasHooks(): boolean {
+    return this.hooks.size > 0;
+  }
+
+  /** The hooks set now, in the order they were set (a snapshot: hooks may change hooks). */
+  hookNames(): string[] {
+    return [...this.hooks.keys()];
+  }
+
+  /** Takes one call of hook `name` before it runs: false when it is no longer set; a hook whose
+   * last call this is is removed. */
+  consumeHookCall(name: string): boolean {
+    const left = this.hooks.get(name);
+    if (left === undefined) return false;
+    if (left <= 1) this.hooks.delete(name);
+    else this.hooks.set(name, left - 1);
+    this.stats.hookCalls++;
+    return true;
+  }
+
+  /** Removes a hook (it failed). */
+  removeHook(name: string): void {
+    this.hooks.delete(name);
+  }
+
+  /** The activation additions asked for since the last decode, which are then cleared. */
+  takeSteering(): Array<[number, Float32Array]> {
+    if (this.steering.size === 0) return [];
+    const pending = [...this.steering];
+    this.steering.clear();
+    return pending;
+  }
+
+  /** Runs a Lisp region in this sequence's Lisp session (made on first use). */
+  runLisp(source: string): VmOutcome {
+    this.lisp ??= new LispSession();
+    return this.lisp.run(source);
   }
 
   /** Tokens sampled so far; also the index of the next sampling step. */
@@ -189,18 +308,53 @@ export class SequenceState implements IntrinsicHost {
     return region;
   }
   /** A region running on a VM worker: the sequence samples nothing until its outcome is in. */
-  offloaded: { region: Region; outcome: VmOutcome | null } | null = null;
+  private offload: Offload | null = null;
 
-  startedAt = performance.now();
+  /** Whether a region of this sequence runs on a VM worker (its outcome may be back). */
+  get offloaded(): boolean {
+    return this.offload !== null;
+  }
+
+  /** Whether a region of this sequence runs on a VM worker and its outcome is not back. */
+  get waitingForWorker(): boolean {
+    return this.offload !== null && this.offload.outcome === null;
+  }
+
+  /** Marks `region` as running on a VM worker; returns what delivers its outcome (ignored
+   * when the sequence has dropped the region meanwhile). */
+  startOffload(region: Region): (outcome: VmOutcome) => void {
+    const pending: Offload = { region, outcome: null };
+    this.offload = pending;
+    return (outcome) => {
+      pending.outcome = outcome;
+    };
+  }
+
+  /** The offloaded region and its outcome once it is back (then no longer pending); null
+   * while none is back. */
+  takeOffloaded(): { region: Region; outcome: VmOutcome } | null {
+    const pending = this.offload;
+    if (!pending || pending.outcome === null) return null;
+    this.offload = null;
+    return { region: pending.region, outcome: pending.outcome };
+  }
+
+  /** Forgets an offloaded region (the sequence failed); its outcome will be ignored. */
+  dropOffload(): void {
+    this.offload = null;
+  }
+
+  private readonly startedAt = performance.now();
 
   constructor(
     readonly engine: Engine,
     readonly options: SequenceOptions,
   ) {
     this.seq = options.seq;
-    this.live = options.live ?? createLiveVm(engine, options.seq, options.profile);
-    this.live.binding.target = this;
-    this.vm = this.live.session;
+    if (options.live) {
+      this.liveVm = options.live;
+      options.live.binding.target = this;
+    }
     this.scanner = new RegionScanner({ syntaxes: options.syntaxes });
     this.sampler = new Sampler(engine.capabilities.nVocab, options.sampling);
     this.logitState = new LogitState(engine.capabilities.nVocab);
@@ -214,16 +368,34 @@ export class SequenceState implements IntrinsicHost {
     return this.scanner.text;
   }
 
+  /** The sequence's VM session (the request's own, or `options.live`), bound to this sequence. */
+  get live(): LiveVm {
+    if (!this.liveVm) {
+      this.liveVm = createLiveVm(this.engine, this.seq, this.options.profile);
+      if (!this.finished) this.liveVm.binding.target = this;
+    }
+    return this.liveVm;
+  }
+
+  get vm(): VmSession {
+    return this.live.session;
+  }
+
+  /** Whether VM code of this sequence defined a function `name` (no session is made to ask). */
+  definesFunction(name: string): boolean {
+    return this.liveVm?.session.hasFunction(name) ?? false;
+  }
+
   // ---- IntrinsicHost ----
   logits(): LogitState {
     if (!this.logitsReady) throw new Error("no next-token logits are available here");
     return this.logitState;
   }
   contextTokens(): readonly number[] {
-    return this.tokens;
+    return this.context;
   }
   hookSet(fn: string, steps: number): void {
-    if (steps === 0) this.hooks.delete(fn);
+    if (steps <= 0) this.hooks.delete(fn);
     else this.hooks.set(fn, steps);
   }
   hookStep(): number {
@@ -238,10 +410,9 @@ export class SequenceState implements IntrinsicHost {
   private captureCheckpoint(id: number): Checkpoint {
     return {
       id,
-      position: this.tokens.length,
+      position: this.context.length,
       textLength: this.scanner.offset,
       scanner: this.scanner.snapshot(),
-      offsets: this.tokenOffsets.length,
     };
   }
   requestRewind(id: number): void {
@@ -380,10 +551,10 @@ export class SequenceState implements IntrinsicHost {
   }
 
   /**
-   * Takes the requested rewind (null when none) and restores the text side: scanner and token
-   * offsets go back to the checkpoint, edits left for the next step are dropped, the memo moves
-   * to the new timeline and a `rewind` event is queued. The caller cuts the KV cache and the
-   * tokens back to `position`.
+   * Takes the requested rewind (null when none) and restores the text side: the scanner goes
+   * back to the checkpoint, edits left for the next step are dropped, the memo moves to the new
+   * timeline and a `rewind` event is queued. The caller cuts the tokens (truncate) and the KV
+   * cache back to `position`.
    */
   takeRewind(): Checkpoint | null {
     const id = this.pendingRewind;
@@ -392,11 +563,10 @@ export class SequenceState implements IntrinsicHost {
     const cp = this.checkpoints.get(id)!;
     const erased = this.text.slice(cp.textLength);
     this.scanner.restore(cp.scanner);
-    this.tokenOffsets.length = cp.offsets;
     this.pendingEdits = [];
     this.stats.rewinds++;
     this.lastMemo = this.memo;
-    this.events.push({
+    this.emit({
       type: "rewind",
       seq: this.seq,
       checkpoint: id,
@@ -422,7 +592,7 @@ export class SequenceState implements IntrinsicHost {
   finish(reason: DoneReason, error?: string): void {
     if (this.finished) return;
     this.finished = true;
-    this.live.binding.target = null;
+    if (this.liveVm) this.liveVm.binding.target = null;
     if (this.vectorBefore !== undefined) {
       this.engine.setControlVector(this.seq, this.vectorBefore);
       this.vectorBefore = undefined;
@@ -431,7 +601,7 @@ export class SequenceState implements IntrinsicHost {
     this.stats.totalMs = totalMs;
     this.stats.sampledTokens = this.sampledTokens;
     this.stats.tokensPerSecond = totalMs > 0 ? (this.sampledTokens * 1000) / totalMs : 0;
-    this.events.push({
+    this.emit({
       type: "done",
       seq: this.seq,
       reason,
@@ -448,6 +618,6 @@ export class SequenceState implements IntrinsicHost {
     outcome: VmOutcome,
   ): void {
     this.stats.vmCalls++;
-    this.events.push({ type: "vm", seq: this.seq, origin, language, source, outcome });
+    this.emit({ type: "vm", seq: this.seq, origin, language, source, outcome });
   }
 }

@@ -108,8 +108,8 @@ interface KernelFn {
   body: number[];
 }
 
-/** `for (; p < end; p += 16) body` over vectors; p and end are locals. */
-const eachVector = (p: number, end: number, body: number[]): number[] => [
+/** `for (; p < end; p += 16·vectors) body` over vectors; p and end are locals. */
+const eachVector = (p: number, end: number, body: number[], vectors = 1): number[] => [
   ...op.block,
   ...op.loop,
   ...get(p),
@@ -117,7 +117,7 @@ const eachVector = (p: number, end: number, body: number[]): number[] => [
   op.i32GeU,
   ...op.brIf(1),
   ...body,
-  ...advance(p),
+  ...advance(p, vectors),
   ...op.br(0),
   ...op.end,
   ...op.end,
@@ -169,8 +169,13 @@ const storeBlockSum = (blockPtr: number, total: number, tmp: number): number[] =
   ...set(blockPtr),
 ];
 
-/** ptr += one vector. */
-const advance = (ptr: number): number[] => [...get(ptr), ...i32c(16), op.i32Add, ...set(ptr)];
+/** ptr += one vector (or several). */
+const advance = (ptr: number, vectors = 1): number[] => [
+  ...get(ptr),
+  ...i32c(16 * vectors),
+  op.i32Add,
+  ...set(ptr),
+];
 
 /** local ← the f32 (or, with f64x2, f64) param in every lane. */
 const splatInto = (param: number, local: number, splat = f32x4.splat) => [
@@ -290,12 +295,15 @@ const param = (i: number) => [...i32c(0), ...vload(TABLE_BYTES + 16 * i)];
 export const PARAMS_AT = TABLE_BYTES;
 export const CONSTANT_BYTES = TABLE_BYTES + 16 * PARAM_VECTORS;
 
-/** Locals of one lane group of the exp: the clamped x − shift, and three scratch vectors. */
+/** Locals of one lane group of the exp: the clamped x − shift, scratch vectors, and e, the
+ * result. */
 interface ExpLocals {
   dx: number;
   t: number;
   f: number;
   f2: number;
+  a: number;
+  e: number;
 }
 
 /** Where an exp kernel gets its operands: `c` pushes a constant vector, the others push the
@@ -330,14 +338,31 @@ class ConstantLocals {
   }
 }
 
-/** Leaves 2^((x − shift)·(hi + lo)) on the stack for the vector at p + offset; `dx` keeps
- * x − shift (clamped to low, so finite). */
-function exp2At(
+/** Vectors computed side by side in one iteration of an exp kernel, their statements
+ * interleaved so that each long dependency chain (~17 operations per vector) has independent
+ * work beside it. Measured at 151,936 tokens, in one process: 4 groups take the statistics pass
+ * from 0.225 to 0.205 ms and the weights pass from 0.183 to 0.175 (2 groups: no gain); the
+ * results are bit for bit those of one vector at a time (same operations, same summing order). */
+const GROUPS = 4;
+
+/** Fresh locals for one lane group. */
+const expLocals = (local: () => number): ExpLocals => ({
+  dx: local(),
+  t: local(),
+  f: local(),
+  f2: local(),
+  a: local(),
+  e: local(),
+});
+
+/** Statements (each leaves the stack empty) that compute e = 2^((x − shift)·(hi + lo)) for the
+ * vector at p + offset into `e`; `dx` keeps x − shift (clamped to low, so finite). */
+function exp2Steps(
   offset: number,
   p: number,
-  { dx, t, f, f2 }: ExpLocals,
+  { dx, t, f, f2, a, e }: ExpLocals,
   { c, low, shift, hi, lo }: ExpOperands,
-): number[] {
+): number[][] {
   const term = (i: number) => [
     ...c(EXP2_MINIMAX[i]!),
     ...get(f),
@@ -346,51 +371,49 @@ function exp2At(
     ...f32x4.add,
   ];
   return [
-    // dx = max(x, low) − shift; y = dx·hi, rounded to t's low mantissa bits.
-    ...low,
-    ...get(p),
-    ...vload(offset),
-    ...f32x4.pmax,
-    ...shift,
-    ...f32x4.sub,
-    ...tee(dx),
-    ...hi,
-    ...f32x4.mul,
-    ...tee(f),
-    ...c(ROUNDING_MAGIC),
-    ...f32x4.add,
-    ...set(t),
+    // dx = max(x, low) − shift; y = dx·hi (in f), rounded to t's low mantissa bits.
+    [...low, ...get(p), ...vload(offset), ...f32x4.pmax, ...shift, ...f32x4.sub, ...set(dx)],
+    [...get(dx), ...hi, ...f32x4.mul, ...set(f)],
+    [...get(f), ...c(ROUNDING_MAGIC), ...f32x4.add, ...set(t)],
+    [...get(dx), ...lo, ...f32x4.mul, ...set(a)],
     // f = (y − k) + dx·lo, in [−1/2, 1/2] up to the tiny correction.
-    ...get(f),
-    ...get(t),
-    ...c(ROUNDING_MAGIC),
-    ...f32x4.sub,
-    ...f32x4.sub,
-    ...get(dx),
-    ...lo,
-    ...f32x4.mul,
-    ...f32x4.add,
-    ...tee(f),
-    ...get(f),
-    ...f32x4.mul,
-    ...set(f2),
+    [
+      ...get(f),
+      ...get(t),
+      ...c(ROUNDING_MAGIC),
+      ...f32x4.sub,
+      ...f32x4.sub,
+      ...get(a),
+      ...f32x4.add,
+      ...set(f),
+    ],
+    [...get(f), ...get(f), ...f32x4.mul, ...set(f2)],
     // Estrin: (c0 + c1 f) + f²((c2 + c3 f) + f²(c4 + c5 f)) keeps the dependency chain short.
-    ...term(0),
-    ...term(2),
-    ...get(f2),
-    ...term(4),
-    ...f32x4.mul,
-    ...f32x4.add,
-    ...get(f2),
-    ...f32x4.mul,
-    ...f32x4.add,
+    [...term(0), ...set(a)],
+    [...term(2), ...get(f2), ...term(4), ...f32x4.mul, ...f32x4.add, ...set(e)],
     // × 2^k: t's low mantissa bits hold k, so bits(t) << 23 is k in the exponent field (the bits
     // above wrap away), added to the polynomial's bits.
-    ...get(t),
-    ...i32c(23),
-    ...i32x4.shl,
-    ...i32x4.add,
+    [
+      ...get(a),
+      ...get(e),
+      ...get(f2),
+      ...f32x4.mul,
+      ...f32x4.add,
+      ...get(t),
+      ...i32c(23),
+      ...i32x4.shl,
+      ...i32x4.add,
+      ...set(e),
+    ],
   ];
+}
+
+/** The statements of several lane groups, interleaved: first statement of each, then second… */
+function interleave(groups: number[][][]): number[] {
+  const out: number[] = [];
+  const longest = Math.max(...groups.map((g) => g.length));
+  for (let i = 0; i < longest; i++) for (const g of groups) if (i < g.length) out.push(...g[i]!);
+  return out;
 }
 
 /** Vectors whose weights are summed in float32 before one float64 accumulation: at most eight
@@ -410,8 +433,8 @@ function expWeightsKernel(): KernelFn {
   const local = () => next++;
   const [end, blockEnd, chunkEnd, blockPtr] = [local(), local(), local(), local()];
   const [zBlock, blockSum] = [local(), local()];
-  const [z, e, tmp, zf] = [local(), local(), local(), local()];
-  const lane: ExpLocals = { dx: local(), t: local(), f: local(), f2: local() };
+  const [z, tmp, zf] = [local(), local(), local()];
+  const groups = Array.from({ length: GROUPS }, () => expLocals(local));
   const held = new ConstantLocals(local);
   const operands: ExpOperands = {
     c: held.c,
@@ -421,29 +444,31 @@ function expWeightsKernel(): KernelFn {
     lo: param(EXP_LO),
   };
   const vector = [
-    ...exp2At(0, p, lane, operands),
-    ...get(p),
-    ...vload(),
-    ...param(EXP_CUT),
-    ...f32x4.ge,
-    ...v128.and,
-    ...tee(e),
-    ...set(tmp),
-    ...get(out),
-    ...get(tmp),
-    ...vstore,
-    ...get(zf),
-    ...get(e),
-    ...f32x4.add,
-    ...set(zf),
-    ...advance(out),
+    ...interleave(
+      groups.map((lane, g) => [
+        ...exp2Steps(16 * g, p, lane, operands),
+        [
+          ...get(p),
+          ...vload(16 * g),
+          ...param(EXP_CUT),
+          ...f32x4.ge,
+          ...get(lane.e),
+          ...v128.and,
+          ...set(lane.e),
+        ],
+        [...get(out), ...get(lane.e), ...vstoreAt(16 * g)],
+      ]),
+    ),
+    // Summed in order, as one vector at a time would.
+    ...groups.flatMap((lane) => [...get(zf), ...get(lane.e), ...f32x4.add, ...set(zf)]),
+    ...advance(out, GROUPS),
   ];
   const zero = (v: number) => [...f64c(0), ...f64x2.splat, ...set(v)];
   const chunks = eachBlock(
     p,
     blockEnd,
     chunkEnd,
-    [...eachVector(p, chunkEnd, vector), ...get(zf), ...accumulate64(tmp, z), ...zero(zf)],
+    [...eachVector(p, chunkEnd, vector, GROUPS), ...get(zf), ...accumulate64(tmp, z), ...zero(zf)],
     CHUNK * 16,
   );
   const body = [
@@ -473,7 +498,7 @@ function expWeightsKernel(): KernelFn {
       I32,
       F64,
       F64,
-      ...Array.from({ length: 8 }, () => V128),
+      ...Array.from({ length: 3 + 6 * GROUPS }, () => V128),
       ...held.types(),
     ],
     body,
@@ -860,7 +885,7 @@ function blockStatsKernel(): KernelFn {
     number,
   ];
   const e = local();
-  const lane: ExpLocals = { dx: local(), t: local(), f: local(), f2: local() };
+  const groups = Array.from({ length: GROUPS }, () => expLocals(local));
   const held = new ConstantLocals(local);
   const hi = Math.fround(Math.LOG2E);
   const operands: ExpOperands = {
@@ -912,22 +937,33 @@ function blockStatsKernel(): KernelFn {
     ...set(all),
   ];
   const vector = [
-    ...exp2At(0, p, lane, operands),
-    // Clamped lanes (masked, NaN, far down) weigh exactly 0, so a one-hot has entropy 0.
-    ...get(lane.dx),
-    ...held.c(-(FLOOR_NATS - 0.5)),
-    ...f32x4.gt,
-    ...v128.and,
-    ...tee(e),
-    ...get(zf),
-    ...f32x4.add,
-    ...set(zf),
-    ...get(e),
-    ...get(lane.dx),
-    ...f32x4.mul,
-    ...get(wf),
-    ...f32x4.add,
-    ...set(wf),
+    ...interleave(
+      groups.map((lane, g) => [
+        ...exp2Steps(16 * g, p, lane, operands),
+        // Clamped lanes (masked, NaN, far down) weigh exactly 0, so a one-hot has entropy 0.
+        [
+          ...get(lane.e),
+          ...get(lane.dx),
+          ...held.c(-(FLOOR_NATS - 0.5)),
+          ...f32x4.gt,
+          ...v128.and,
+          ...set(lane.e),
+        ],
+      ]),
+    ),
+    // Summed in order, as one vector at a time would.
+    ...groups.flatMap((lane) => [
+      ...get(zf),
+      ...get(lane.e),
+      ...f32x4.add,
+      ...set(zf),
+      ...get(lane.e),
+      ...get(lane.dx),
+      ...f32x4.mul,
+      ...get(wf),
+      ...f32x4.add,
+      ...set(wf),
+    ]),
   ];
   const zero = (v: number) => [...f64c(0), ...f64x2.splat, ...set(v)];
   const flush = (from: number, into: number) => [
@@ -950,7 +986,7 @@ function blockStatsKernel(): KernelFn {
       p,
       blockEnd,
       chunkEnd,
-      [...eachVector(p, chunkEnd, vector), ...flush(zf, z), ...flush(wf, w)],
+      [...eachVector(p, chunkEnd, vector, GROUPS), ...flush(zf, z), ...flush(wf, w)],
       CHUNK * 16,
     ),
     ...get(sums),
@@ -982,11 +1018,7 @@ function blockStatsKernel(): KernelFn {
       F32,
       F32,
       ...vectors.map(() => V128),
-      V128,
-      V128,
-      V128,
-      V128,
-      V128,
+      ...Array.from({ length: 1 + 6 * GROUPS }, () => V128),
       ...held.types(),
     ],
     body: [

@@ -137,8 +137,10 @@ export class VocabBuffers {
   }
 
   /** The largest logit, ignoring NaN; −Infinity when every logit is −Infinity or NaN. Also
-   * fills `blockMaxima` (same pass). */
-  max(): number {
+   * fills `blockMaxima` (same pass), unless `fresh`: they belong to these logits already, and
+   * the largest of them is the answer. */
+  max(fresh = false): number {
+    if (fresh) return this.largestBlockMax();
     return this.k.blockMax(this.at.logits, this.padded, this.at.maxima);
   }
 
@@ -170,15 +172,24 @@ export class VocabBuffers {
   }
 
   /** The first token holding the largest logit, or −1 when there is none: one pass for the
-   * block maxima, then a scan of the first block holding the largest. */
-  argmax(): number {
-    const max = this.max();
+   * block maxima (unless `fresh`: they belong to these logits already), then a scan of the
+   * first block holding the largest. */
+  argmax(fresh = false): number {
+    const max = this.max(fresh);
     if (max === -Infinity) return -1;
     const block = this.blockMaxima.indexOf(max);
     const logits = this.logits;
     const end = Math.min((block + 1) * BLOCK, this.size);
     for (let i = block * BLOCK; i < end; i++) if (logits[i] === max) return i;
     return -1;
+  }
+
+  /** The largest of `blockMaxima` (−Infinity when every block is empty). */
+  private largestBlockMax(): number {
+    const maxima = this.blockMaxima;
+    let max = -Infinity;
+    for (let b = 0; b < maxima.length; b++) if (maxima[b]! > max) max = maxima[b]!;
+    return max;
   }
 
   /** Writes the exp kernels' parameters for exp((x − shift)·scale): the clamp 86 nats down,

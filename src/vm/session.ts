@@ -438,7 +438,6 @@ export class VmSession {
           throw trapFor(code, line, col, this.limits);
         },
         refuel: () => this.refuel(),
-        charge: (units: number) => this.charge(units),
       },
       host: hostLibrary(this.host),
     };
@@ -469,7 +468,7 @@ export class VmSession {
     return fresh ? instantiateFirst(module, imports) : new Wasm.Instance(module, imports);
   }
 
-  /** A counted loop pays for all its iterations at once. */
+  /** Bills host-side work (bytes a printf formats) against the budget and the clock. */
   private charge(units: number): void {
     this.charged += units;
     const used = this.granted - this.fuel!.value + this.charged;
@@ -525,7 +524,7 @@ export class VmSession {
         const coded = codedTrap(e, compiled, this.limits);
         error = coded ?? toVmError(e, "runtime");
         if (error.message.startsWith(HOST_STACK_MESSAGE))
-          error = { ...error, message: hostStackMessage(depth.value, this.limits) };
+          error = { ...error, message: hostStackMessage(this.limits) };
         if (error.line === 0 && (error.kind === "runtime" || error.kind === "limit")) {
           const at = trapPosition(e, compiled);
           if (at) error = { ...error, ...at };
@@ -584,7 +583,7 @@ export class VmSession {
 
 /** The host functions the bridge forwards to: those of the session that is running. */
 interface BridgeTarget {
-  core: Record<"trap" | "refuel" | "charge", (...a: number[]) => void>;
+  core: Record<"trap" | "refuel", (...a: number[]) => void>;
   host: Record<string, (...a: number[]) => number | void>;
 }
 
@@ -768,11 +767,12 @@ function overflowMessage(k: number): string {
 /** How the error for a native stack overflow (as opposed to maxCallDepth) begins. */
 export const HOST_STACK_MESSAGE = "stack overflow (the host's native stack ran out";
 
-function hostStackMessage(depth: number, limits: VmLimits): string {
+/** The depth reached is not known here: a recursion keeps it in registers (see meteredSig). */
+function hostStackMessage(limits: VmLimits): string {
   const advice = onBigStack()
     ? "frames this large need a loop or an explicit stack"
     : "runC and ruffian exec rerun such a program on a big stack; in a session, use a loop or an explicit stack";
-  return `${HOST_STACK_MESSAGE} at call depth ${depth}, below maxCallDepth ${limits.maxCallDepth}; ${advice})`;
+  return `${HOST_STACK_MESSAGE} before the call depth reached maxCallDepth ${limits.maxCallDepth}; ${advice})`;
 }
 
 /** A limit error names the limit, its value and how to raise it. */
