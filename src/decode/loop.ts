@@ -36,6 +36,9 @@ export interface GenerationRequest {
   seq?: number;
   /** The full prompt text (already rendered with a chat template when the model has one). */
   prompt: string;
+  /** The prompt's tokens when the caller already has them (as `engine.tokenize(prompt,
+   * { addSpecial: true, parseSpecial: true })` gives them), so they are not made again. */
+  promptTokens?: readonly number[];
   maxTokens?: number;
   /** Sampling; default greedy. */
   sampling?: SamplerOptions;
@@ -380,7 +383,8 @@ export class DecodeLoop {
       const s = seqs[i]!;
       const req = requests[i]!;
       try {
-        const promptTokens = engine.tokenize(req.prompt, { addSpecial: true, parseSpecial: true });
+        const promptTokens =
+          req.promptTokens ?? engine.tokenize(req.prompt, { addSpecial: true, parseSpecial: true });
         if (promptTokens.length === 0) throw new Error("the prompt is empty");
         const cached = kvOf(engine, s.seq);
         let keep = 0;
@@ -462,8 +466,13 @@ export class DecodeLoop {
     if (stats) state.entropy();
     let token: number;
     try {
-      // Plain greedy needs no copy of the logits into the sampler: the state's argmax is it.
-      token = s.sampler.plainGreedy ? state.argmax() : s.sampler.sample(state.logits, history);
+      // Plain greedy needs no copy of the logits into the sampler: the state's argmax is it; a
+      // sampler that leaves the logits alone draws in the state's buffers.
+      token = s.sampler.plainGreedy
+        ? state.argmax()
+        : s.sampler.leavesLogitsAlone(history)
+          ? state.sampleWith(s.sampler)
+          : s.sampler.sample(state.logits, history);
       if (token < 0) throw new Error("every token is masked: nothing left to sample");
     } catch (err) {
       // Everything masked by VM code: fall back to the model's own choice rather than stall.

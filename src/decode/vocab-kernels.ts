@@ -137,8 +137,10 @@ export class VocabBuffers {
   }
 
   /** The largest logit, ignoring NaN; −Infinity when every logit is −Infinity or NaN. Also
-   * fills `blockMaxima` (same pass). */
-  max(): number {
+   * fills `blockMaxima` (same pass), unless `fresh`: they belong to these logits already, and
+   * the largest of them is the answer. */
+  max(fresh = false): number {
+    if (fresh) return this.largestBlockMax();
     return this.k.blockMax(this.at.logits, this.padded, this.at.maxima);
   }
 
@@ -173,7 +175,7 @@ export class VocabBuffers {
    * block maxima (unless `fresh`: they belong to these logits already), then a scan of the
    * first block holding the largest. */
   argmax(fresh = false): number {
-    const max = fresh ? this.largestBlockMax() : this.max();
+    const max = this.max(fresh);
     if (max === -Infinity) return -1;
     const block = this.blockMaxima.indexOf(max);
     const logits = this.logits;
