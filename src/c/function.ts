@@ -215,10 +215,6 @@ export class FunctionGenerator {
   /** Bounds of counted loops' variables, inside those loops' bodies (see countedStart). */
   private readonly lowerBounds = new Map<Var, bigint>();
   private readonly upperBounds = new Map<Var, bigint>();
-  private readonly knownBounds = {
-    low: (v: Var): bigint | undefined => this.lowerBounds.get(v),
-    high: (v: Var): bigint | undefined => this.upperBounds.get(v),
-  };
   /** Checked operations proven to stay in range (a counted loop's `i++`, see countedIncrement). */
   private readonly cannotOverflow = new Set<object>();
   /** Scratch locals of the overflow checks (used only between an operation and its check). */
@@ -791,7 +787,8 @@ export class FunctionGenerator {
   /** Whether an address is proven outside the null guard (a global array indexed by loop
    * variables with constant bounds: `a[i][k]` in matmul's loops). */
   private aboveNullGuard(p: Expr): boolean {
-    const r = addressRange(p, this.knownBounds);
+    if (this.upperBounds.size === 0) return false;
+    const r = addressRange(p, { low: this.lowerBounds, high: this.upperBounds });
     return !!r && r[0] >= BigInt(this.ctx.opts.nullGuard ?? 0) && r[1] < 1n << 32n;
   }
   /** With an address on the stack, traps if it points into the null guard (NULL, or a small

@@ -90,10 +90,10 @@ export function alwaysReturns(n: Node): boolean {
 }
 
 /** What the code generator knows about register locals where it stands (counted loops'
- * variables inside their bodies): inclusive bounds, either side possibly unknown. */
+ * variables inside their bodies): inclusive lower and upper bounds. */
 export interface LocalBounds {
-  low(v: Var): bigint | undefined;
-  high(v: Var): bigint | undefined;
+  low: ReadonlyMap<Var, bigint>;
+  high: ReadonlyMap<Var, bigint>;
 }
 
 /** The exact range of an address expression (array indexing of a global array by locals with
@@ -125,8 +125,8 @@ function integerRange(e: Expr, known: LocalBounds): [bigint, bigint] | null {
       return e.ival !== undefined ? [e.ival, e.ival] : null;
     case "var": {
       if (e.v.global || e.v.inMemory) return null;
-      const low = known.low(e.v);
-      const high = known.high(e.v);
+      const low = known.low.get(e.v);
+      const high = known.high.get(e.v);
       return low !== undefined && high !== undefined ? [low, high] : null;
     }
     case "cast": {
