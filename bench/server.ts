@@ -6,8 +6,10 @@
 // them with failing or looping regions.
 //   npm run build && node dist/bench/server.js [max-tokens] [rounds]
 //   node dist/bench/server.js load [runs]   (only the load run, repeated: a stress reproducer)
+//   node dist/bench/server.js ab OTHER-CHECKOUT [clients] [max-tokens] [rounds]
+//     (A/B: this checkout's server against another built checkout's, same requests, interleaved)
 import { spawn, spawnSync } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { readFileSync, readdirSync } from "node:fs";
 import { openEngine } from "../src/engine/open.js";
 import { defaultThreadCount } from "../src/engine/threads.js";
 import { join } from "node:path";
@@ -15,9 +17,14 @@ import { nanoModelPath, packageRoot, storiesModelPath } from "../src/paths.js";
 import { startServer, modelIdOf, type RunningServer } from "../src/server/server.js";
 import { forceTextHook, longStoryStream } from "../test/server/helpers.js";
 
-const loadOnly = process.argv[2] === "load";
-const maxTokens = loadOnly ? 96 : Number(process.argv[2] ?? 96);
-const rounds = Number(process.argv[3] ?? (loadOnly ? 10 : 3));
+const mode = process.argv[2] === "load" || process.argv[2] === "ab" ? process.argv[2] : "table";
+const loadOnly = mode === "load";
+const abOther = mode === "ab" ? process.argv[3] : undefined;
+const abClients = Number(process.argv[4] ?? 16);
+const maxTokens = loadOnly
+  ? 96
+  : Number(process.argv[mode === "ab" ? 5 : 2] ?? (abOther ? 64 : 96));
+const rounds = Number(process.argv[mode === "ab" ? 6 : 3] ?? (loadOnly ? 10 : abOther ? 9 : 5));
 const threads = defaultThreadCount();
 
 interface Load {
@@ -50,6 +57,7 @@ const pct = (xs: number[], p: number) =>
   xs.length === 0
     ? NaN
     : [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(p * xs.length))]!;
+const median = (xs: number[]) => pct(xs, 0.5);
 
 interface ClientRun {
   tokens: number;
@@ -110,8 +118,9 @@ async function streamOnce(url: string, path: string, body: object): Promise<Clie
 async function spawnServer(
   model: string,
   slots: number,
+  root = packageRoot,
 ): Promise<{ url: string; pid: number; stop(): void }> {
-  const bin = join(packageRoot, "bin", "ruffian.js");
+  const bin = join(root, "bin", "ruffian.js");
   const child = spawn(
     process.execPath,
     [bin, "serve", "--model", model, "--port", "0", "--slots", String(slots)],
@@ -132,12 +141,30 @@ async function spawnServer(
   return { url, pid: child.pid!, stop: () => child.kill("SIGTERM") };
 }
 
-/** CPU seconds of a process's main thread (where llama_decode and all of the server's
- * JavaScript run), exact from the scheduler's own count; NaN where /proc cannot tell. */
+/** CPU seconds of one thread, exact from the scheduler's own count (getrusage is tick-scaled
+ * over short spans); NaN where /proc cannot tell. */
+function threadSeconds(pid: number, tid: number): number {
+  try {
+    return Number(readFileSync(`/proc/${pid}/task/${tid}/schedstat`, "utf8").split(" ")[0]) / 1e9;
+  } catch {
+    return NaN;
+  }
+}
+
+/** CPU seconds of a process's main thread: in ruffian serve and in the raw peer, the thread
+ * that runs llama_decode and all of the JavaScript. */
 function mainThreadSeconds(pid: number | undefined): number {
+  return pid === undefined ? NaN : threadSeconds(pid, pid);
+}
+
+/** CPU seconds of every thread of a process (llama-server's HTTP and slot threads included). */
+function processSeconds(pid: number | undefined): number {
   if (pid === undefined) return NaN;
   try {
-    return Number(readFileSync(`/proc/${pid}/task/${pid}/schedstat`, "utf8").split(" ")[0]) / 1e9;
+    return readdirSync(`/proc/${pid}/task`).reduce(
+      (sum, tid) => sum + (threadSeconds(pid, Number(tid)) || 0),
+      0,
+    );
   } catch {
     return NaN;
   }
@@ -146,7 +173,7 @@ function mainThreadSeconds(pid: number | undefined): number {
 async function serverRun(server: { url: string; pid?: number }, load: Load, clients: number) {
   const url = server.url;
   const modelId = modelIdOf(load.model);
-  const cpuBefore = await metricAt(url, "ruffian_process_process_cpu_seconds_total");
+  const cpuBefore = processSeconds(server.pid);
   const mainBefore = mainThreadSeconds(server.pid);
   const start = performance.now();
   const runs = await Promise.all(
@@ -156,7 +183,7 @@ async function serverRun(server: { url: string; pid?: number }, load: Load, clie
   );
   const seconds = (performance.now() - start) / 1000;
   const tokens = runs.reduce((n, r) => n + r.tokens, 0);
-  const cpu = (await metricAt(url, "ruffian_process_process_cpu_seconds_total")) - cpuBefore;
+  const cpu = processSeconds(server.pid) - cpuBefore;
   const main = mainThreadSeconds(server.pid) - mainBefore;
   return {
     tokensPerSecond: tokens / seconds,
@@ -182,7 +209,7 @@ async function rawRun(
   });
   try {
     const start = performance.now();
-    const cpuStart = process.cpuUsage();
+    const cpuStart = mainThreadSeconds(process.pid);
     const prompts = Array.from({ length: clients }, (_, i) =>
       engine.tokenize(load.prompt(i), { addSpecial: true, parseSpecial: true }),
     );
@@ -201,10 +228,10 @@ async function rawRun(
       }
       if (items.length > 0) engine.decode(items);
     }
-    const cpu = process.cpuUsage(cpuStart);
+    const cpu = mainThreadSeconds(process.pid) - cpuStart;
     return {
       tokensPerSecond: sampled / ((performance.now() - start) / 1000),
-      cpuMicrosPerToken: (cpu.user + cpu.system) / sampled,
+      cpuMicrosPerToken: (cpu * 1e6) / sampled,
     };
   } finally {
     engine.dispose();
@@ -225,7 +252,7 @@ async function spawnLlamaServer(
   bin: string,
   model: string,
   clients: number,
-): Promise<{ url: string; stop(): void }> {
+): Promise<{ url: string; pid: number; stop(): void }> {
   const port = 20000 + Math.floor(Math.random() * 20000);
   const child = spawn(
     bin,
@@ -251,12 +278,14 @@ async function spawnLlamaServer(
     }
     await new Promise((r) => setTimeout(r, 100));
   }
-  return { url, stop: () => child.kill("SIGTERM") };
+  return { url, pid: child.pid!, stop: () => child.kill("SIGTERM") };
 }
 
 /** The same requests to llama-server as plain completions of the prompt our server renders (it
  * has no Ruffian format for nano's Q:/A:), greedy, the same max_tokens. */
-async function llamaServerRun(url: string, load: Load, clients: number) {
+async function llamaServerRun(peer: { url: string; pid: number }, load: Load, clients: number) {
+  const url = peer.url;
+  const cpuBefore = processSeconds(peer.pid);
   const start = performance.now();
   const runs = await Promise.all(
     Array.from({ length: clients }, (_, i) =>
@@ -269,7 +298,11 @@ async function llamaServerRun(url: string, load: Load, clients: number) {
     ),
   );
   const seconds = (performance.now() - start) / 1000;
-  return { tokensPerSecond: runs.reduce((n, r) => n + r.tokens, 0) / seconds };
+  const tokens = runs.reduce((n, r) => n + r.tokens, 0);
+  return {
+    tokensPerSecond: tokens / seconds,
+    cpuMicrosPerToken: ((processSeconds(peer.pid) - cpuBefore) * 1e6) / tokens,
+  };
 }
 
 const fmt = (n: number, d = 1) => (Number.isFinite(n) ? n.toFixed(d) : "—");
@@ -277,63 +310,62 @@ const fmt = (n: number, d = 1) => (Number.isFinite(n) ? n.toFixed(d) : "—");
 async function throughputTable(): Promise<void> {
   const llamaServer = findLlamaServer();
   console.log(
-    `threads ${threads}, max_tokens ${maxTokens}, load ${loadAverage()}, llama-server ${llamaServer ?? "not found"}`,
+    `threads ${threads}, max_tokens ${maxTokens}, ${rounds} rounds, load ${loadAverage()}, llama-server ${llamaServer ?? "not found"}`,
   );
   console.log(
-    "| model | clients | server tok/s | raw split-KV tok/s | server/raw | raw unified-KV tok/s | server CPU µs/tok | server main-thread µs/tok | raw split CPU µs/tok | raw/server CPU | raw unified CPU µs/tok | TTFT p50 / p95 ms | ITL p50 / p95 ms | llama-server tok/s | server/llama-server |",
+    "| model | clients | server tok/s | raw tok/s | server/raw | server main-thread µs/tok | raw main-thread µs/tok | raw/server main-thread | server all-threads µs/tok | TTFT p50 / p95 ms | ITL p50 / p95 ms | llama-server tok/s | llama-server all-threads µs/tok | server/llama-server |",
   );
-  console.log("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+  console.log("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
   for (const load of [stories, nano]) {
     for (const clients of [1, 4, 16]) {
-      // Best of interleaved rounds: the machine is shared, so each peer gets the same chances.
       const server = await spawnServer(load.model, clients);
       const peerServer = llamaServer
         ? await spawnLlamaServer(llamaServer, load.model, clients)
         : undefined;
-      let peer = NaN;
-      let s = {
-        tokensPerSecond: 0,
-        cpuMicrosPerToken: Infinity,
-        mainMicrosPerToken: Infinity,
-        ttft: [] as number[],
-        gaps: [] as number[],
-      };
-      let raw = { tokensPerSecond: 0, cpuMicrosPerToken: Infinity };
-      let split = { tokensPerSecond: 0, cpuMicrosPerToken: Infinity };
-      const best = <T extends { tokensPerSecond: number; cpuMicrosPerToken: number }>(
-        a: T,
-        b: T,
-      ): T => ({
-        ...(b.tokensPerSecond > a.tokensPerSecond ? b : a),
-        cpuMicrosPerToken: Math.min(a.cpuMicrosPerToken, b.cpuMicrosPerToken),
-      });
+      const ours: Array<Awaited<ReturnType<typeof serverRun>>> = [];
+      const raws: Array<Awaited<ReturnType<typeof rawRun>>> = [];
+      const peers: Array<Awaited<ReturnType<typeof llamaServerRun>>> = [];
       try {
         await serverRun(server, load, clients); // warm-up: compile caches, first allocations
-        if (peerServer) await llamaServerRun(peerServer.url, load, clients);
-        for (let r = 0; r < rounds; r++) {
-          const run = await serverRun(server, load, clients);
-          s = {
-            ...best(s, run),
-            mainMicrosPerToken: Math.min(s.mainMicrosPerToken, run.mainMicrosPerToken),
-          };
-          if (peerServer) {
-            const p = (await llamaServerRun(peerServer.url, load, clients)).tokensPerSecond;
-            peer = Number.isNaN(peer) ? p : Math.max(peer, p);
-          }
-          raw = best(raw, await rawRun(load, clients, true));
-          split = best(split, await rawRun(load, clients, false));
-        }
+        if (peerServer) await llamaServerRun(peerServer, load, clients);
+        // Interleaved rounds, each starting with a different peer: the machine is shared and
+        // its load drifts, so every peer gets the same chances; medians, not the best round.
+        const steps: Array<() => Promise<unknown>> = [
+          async () => ours.push(await serverRun(server, load, clients)),
+          async () => raws.push(await rawRun(load, clients, false)),
+          ...(peerServer
+            ? [async () => peers.push(await llamaServerRun(peerServer, load, clients))]
+            : []),
+        ];
+        for (let r = 0; r < rounds; r++)
+          for (let k = 0; k < steps.length; k++) await steps[(r + k) % steps.length]!();
       } finally {
         server.stop();
         peerServer?.stop();
       }
+      const med = <T>(xs: T[], f: (x: T) => number) => median(xs.map(f));
+      const tps = med(ours, (x) => x.tokensPerSecond);
+      const main = med(ours, (x) => x.mainMicrosPerToken);
+      const rawTps = med(raws, (x) => x.tokensPerSecond);
+      const rawCpu = med(raws, (x) => x.cpuMicrosPerToken);
+      const peerTps = peers.length ? med(peers, (x) => x.tokensPerSecond) : NaN;
+      const ttft = ours.flatMap((x) => x.ttft);
+      const gaps = ours.flatMap((x) => x.gaps);
       console.log(
-        `| ${modelIdOf(load.model)} | ${clients} | ${fmt(s.tokensPerSecond, 0)} | ${fmt(split.tokensPerSecond, 0)} | ` +
-          `${fmt(s.tokensPerSecond / split.tokensPerSecond, 2)} | ${fmt(raw.tokensPerSecond, 0)} | ` +
-          `${fmt(s.cpuMicrosPerToken, 0)} | ${fmt(s.mainMicrosPerToken, 0)} | ${fmt(split.cpuMicrosPerToken, 0)} | ${fmt(split.cpuMicrosPerToken / s.cpuMicrosPerToken, 2)} | ` +
-          `${fmt(raw.cpuMicrosPerToken, 0)} | ` +
-          `${fmt(pct(s.ttft, 0.5))} / ${fmt(pct(s.ttft, 0.95))} | ${fmt(pct(s.gaps, 0.5), 2)} / ${fmt(pct(s.gaps, 0.95), 2)} | ` +
-          `${fmt(peer, 0)} | ${fmt(s.tokensPerSecond / peer, 2)} |`,
+        `| ${modelIdOf(load.model)} | ${clients} | ${fmt(tps, 0)} | ${fmt(rawTps, 0)} | ${fmt(tps / rawTps, 2)} | ` +
+          `${fmt(main, 0)} | ${fmt(rawCpu, 0)} | ${fmt(rawCpu / main, 2)} | ${fmt(
+            med(ours, (x) => x.cpuMicrosPerToken),
+            0,
+          )} | ` +
+          `${fmt(pct(ttft, 0.5))} / ${fmt(pct(ttft, 0.95))} | ${fmt(pct(gaps, 0.5), 2)} / ${fmt(pct(gaps, 0.95), 2)} | ` +
+          `${fmt(peerTps, 0)} | ${
+            peers.length
+              ? fmt(
+                  med(peers, (x) => x.cpuMicrosPerToken),
+                  0,
+                )
+              : "—"
+          } | ${fmt(tps / peerTps, 2)} |`,
       );
     }
   }
@@ -341,6 +373,42 @@ async function throughputTable(): Promise<void> {
     console.log(
       "llama-server: not found (set LLAMA_SERVER or put llama-server on PATH); its columns are skipped",
     );
+}
+
+/** This checkout's server against another built checkout's (`npm run build` there) on the same
+ * stories260K requests, in interleaved rounds; main-thread CPU per token, medians and the
+ * median of the per-round ratios. */
+async function abRun(other: string): Promise<void> {
+  console.log(
+    `A = ${other}, B = ${packageRoot}; stories260K, ${abClients} clients × ${maxTokens} tokens, ${rounds} rounds, load ${loadAverage()}`,
+  );
+  const a = await spawnServer(stories.model, abClients, other);
+  const b = await spawnServer(stories.model, abClients, packageRoot);
+  const runsA: Array<Awaited<ReturnType<typeof serverRun>>> = [];
+  const runsB: typeof runsA = [];
+  try {
+    for (const s of [a, b, a, b]) await serverRun(s, stories, abClients); // warm-up
+    for (let r = 0; r < rounds; r++) {
+      const order = r % 2 === 0 ? [a, b] : [b, a];
+      for (const s of order) (s === a ? runsA : runsB).push(await serverRun(s, stories, abClients));
+    }
+  } finally {
+    a.stop();
+    b.stop();
+  }
+  for (const [name, runs] of [
+    ["A", runsA],
+    ["B", runsB],
+  ] as const)
+    console.log(
+      `${name}: main-thread µs/tok median ${fmt(median(runs.map((x) => x.mainMicrosPerToken)), 0)} ` +
+        `[${runs.map((x) => fmt(x.mainMicrosPerToken, 0)).join(" ")}], all threads ${fmt(median(runs.map((x) => x.cpuMicrosPerToken)), 0)}, ` +
+        `tok/s median ${fmt(median(runs.map((x) => x.tokensPerSecond)), 0)}`,
+    );
+  const ratios = runsB.map((x, i) => x.mainMicrosPerToken / runsA[i]!.mainMicrosPerToken);
+  console.log(
+    `B/A main-thread µs/tok: median of per-round ratios ${fmt(median(ratios), 3)} [${ratios.map((x) => fmt(x, 2)).join(" ")}]; load ${loadAverage()}`,
+  );
 }
 
 function loadAverage(): string {
@@ -464,7 +532,9 @@ async function loadRun(): Promise<number> {
   return wrong + errors + cut;
 }
 
-if (loadOnly) {
+if (abOther) {
+  await abRun(abOther);
+} else if (loadOnly) {
   console.log(`load runs: ${rounds}, threads ${threads}, load ${loadAverage()}`);
   let failing = 0;
   for (let r = 0; r < rounds; r++) if ((await loadRun()) > 0) failing++;

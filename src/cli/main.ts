@@ -7,6 +7,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { packageRoot } from "../paths.js";
 import { PROFILES } from "../vm/limits.js";
+import { DEFAULT_STREAM_INTERVAL_MS } from "../server/sse.js";
 import { EXIT, ReportedFailure, UsageError } from "./errors.js";
 import {
   applyConfigDefaults,
@@ -179,6 +180,12 @@ export function buildProgram(): Command {
       new Option("--deadline <s>", "seconds a generation may run (default 120)").argParser(
         integerAtLeast(1),
       ),
+    )
+    .addOption(
+      new Option(
+        "--stream-interval <ms>",
+        `a stream writes at most once per <ms> milliseconds; the first chunk after a pause leaves at once (default ${DEFAULT_STREAM_INTERVAL_MS}; 0: every chunk at once)`,
+      ).argParser(integerBetween(0, 1000)),
     )
     .option("--glass-box", "record activations so kv_read, emb_read, attn_score work (slower)")
     .option(

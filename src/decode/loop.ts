@@ -36,6 +36,9 @@ export interface GenerationRequest {
   seq?: number;
   /** The full prompt text (already rendered with a chat template when the model has one). */
   prompt: string;
+  /** The prompt's tokens when the caller already has them (as `engine.tokenize(prompt,
+   * { addSpecial: true, parseSpecial: true })` gives them), so they are not made again. */
+  promptTokens?: readonly number[];
   maxTokens?: number;
   /** Sampling; default greedy. */
   sampling?: SamplerOptions;
@@ -382,7 +385,8 @@ export class DecodeLoop {
       const s = seqs[i]!;
       const req = requests[i]!;
       try {
-        const promptTokens = engine.tokenize(req.prompt, { addSpecial: true, parseSpecial: true });
+        const promptTokens =
+          req.promptTokens ?? engine.tokenize(req.prompt, { addSpecial: true, parseSpecial: true });
         if (promptTokens.length === 0) throw new Error("the prompt is empty");
         const cached = kvOf(engine, s.seq);
         let keep = 0;

@@ -40,7 +40,8 @@ function isStraightLine(s: SequenceState, source: string): boolean {
     const t = tokens[i]!;
     if (t.kind === "keyword" && LOOP_KEYWORDS.has(t.text)) return false;
     if (t.kind === "punct" && t.text === "{") return false;
-    if (t.kind === "ident" && tokens[i + 1]?.text === "(" && s.vm.hasFunction(t.text)) return false;
+    if (t.kind === "ident" && tokens[i + 1]?.text === "(" && s.definesFunction(t.text))
+      return false;
   }
   return true;
 }

@@ -78,8 +78,8 @@ interface Offload {
  */
 export class SequenceState implements IntrinsicHost {
   readonly seq: number;
-  readonly vm: VmSession;
-  readonly live: LiveVm;
+  /** Made on first use: most requests run no VM code, and a session costs ~1 ms to make. */
+  private liveVm: LiveVm | undefined;
   private lisp: LispSession | undefined;
   readonly scanner: RegionScanner;
   readonly sampler: Sampler;
@@ -354,9 +354,10 @@ export class SequenceState implements IntrinsicHost {
     readonly options: SequenceOptions,
   ) {
     this.seq = options.seq;
-    this.live = options.live ?? createLiveVm(engine, options.seq, options.profile);
-    this.live.binding.target = this;
-    this.vm = this.live.session;
+    if (options.live) {
+      this.liveVm = options.live;
+      options.live.binding.target = this;
+    }
     this.scanner = new RegionScanner({ syntaxes: options.syntaxes });
     this.sampler = new Sampler(engine.capabilities.nVocab, options.sampling);
     this.logitState = new LogitState(engine.capabilities.nVocab);
@@ -368,6 +369,24 @@ export class SequenceState implements IntrinsicHost {
 
   get text(): string {
     return this.scanner.text;
+  }
+
+  /** The sequence's VM session (the request's own, or `options.live`), bound to this sequence. */
+  get live(): LiveVm {
+    if (!this.liveVm) {
+      this.liveVm = createLiveVm(this.engine, this.seq, this.options.profile);
+      if (!this.finished) this.liveVm.binding.target = this;
+    }
+    return this.liveVm;
+  }
+
+  get vm(): VmSession {
+    return this.live.session;
+  }
+
+  /** Whether VM code of this sequence defined a function `name` (no session is made to ask). */
+  definesFunction(name: string): boolean {
+    return this.liveVm?.session.hasFunction(name) ?? false;
   }
 
   // ---- IntrinsicHost ----
@@ -576,7 +595,7 @@ export class SequenceState implements IntrinsicHost {
   finish(reason: DoneReason, error?: string): void {
     if (this.finished) return;
     this.finished = true;
-    this.live.binding.target = null;
+    if (this.liveVm) this.liveVm.binding.target = null;
     if (this.vectorBefore !== undefined) {
       this.engine.setControlVector(this.seq, this.vectorBefore);
       this.vectorBefore = undefined;

@@ -145,6 +145,11 @@ export class Choice {
     }
   }
 
+  /** Whether events wait to be streamed (a chunk should carry them now, not with later text). */
+  get hasPendingEvents(): boolean {
+    return this.pending.events.length > 0;
+  }
+
   /** The final text: the loop's own (stop strings cut off), or what the events built. */
   get content(): string {
     return this.done?.text ?? this.text;

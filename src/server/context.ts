@@ -22,6 +22,8 @@ export interface LoadedModel {
   limits: ServerLimits & {
     /** Milliseconds a generation may run before it is cancelled. */
     deadlineMs: number;
+    /** A stream writes to its socket at most once per this many milliseconds. */
+    streamIntervalMs: number;
   };
 }
 

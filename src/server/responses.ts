@@ -149,6 +149,31 @@ export function chunkBody(
   };
 }
 
+/** Stands for a chunk's text while its JSON is cut in two (a file name, the model's id, cannot
+ * hold a NUL). */
+const TEXT_MARK = "\u0000text\u0000";
+
+/**
+ * The JSON of a stream chunk that carries only text for choice `index`, as `chunkBody` makes it
+ * (not the first chat chunk, not the last, no events, no logprobs: nearly every chunk). Its head
+ * and tail are made once per choice, so each such chunk costs one string escape.
+ */
+export function textChunkJson(
+  endpoint: Endpoint,
+  meta: ResponseMeta,
+  choice: Choice,
+): (content: string) => string {
+  const body = chunkBody(
+    endpoint,
+    meta,
+    choice,
+    { content: TEXT_MARK, events: [], logprobs: [] },
+    { first: false, finished: false, wantLogprobs: false, textOffset: 0 },
+  );
+  const [head, tail] = JSON.stringify(body).split(JSON.stringify(TEXT_MARK)) as [string, string];
+  return (content) => head + JSON.stringify(content) + tail;
+}
+
 /** The final chunk of a stream that asked for stream_options.include_usage. */
 export function usageChunk(endpoint: Endpoint, meta: ResponseMeta, choices: readonly Choice[]) {
   return {

@@ -204,7 +204,13 @@ export class Scheduler {
       if (session) this.busySessions.add(session);
       this.metrics.reusedTokens.inc(ticket.reused);
       this.metrics.promptTokens.inc(ticket.spec.promptTokens.length - ticket.reused);
-      joining.push({ ...ticket.spec.request, seq: best, reusePrefix: true, live: session });
+      joining.push({
+        ...ticket.spec.request,
+        promptTokens: ticket.spec.promptTokens,
+        seq: best,
+        reusePrefix: true,
+        live: session,
+      });
     }
     this.metrics.queueDepth.set(this.queue.length);
     this.metrics.slotsBusy.set(this.running.size);

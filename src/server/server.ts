@@ -11,6 +11,7 @@ import { createMetrics } from "./metrics.js";
 import { Scheduler } from "./scheduler.js";
 import { SessionStore } from "./sessions.js";
 import { VectorRegistry, splitVectorArguments } from "./vectors.js";
+import { DEFAULT_STREAM_INTERVAL_MS } from "./sse.js";
 
 export interface ServeOptions {
   /** GGUF path or hf: URI (cached). */
@@ -32,6 +33,9 @@ export interface ServeOptions {
   queueLimit?: number;
   /** Milliseconds a generation may run (default 120,000). */
   deadlineMs?: number;
+  /** A stream writes to its socket at most once per this many milliseconds (default
+   * DEFAULT_STREAM_INTERVAL_MS; 0: every chunk as it is made). */
+  streamIntervalMs?: number;
   /** Largest request body (default 1 MiB). */
   bodyBytes?: number;
   maxMessages?: number;
@@ -152,6 +156,7 @@ function loadedModel(
       maxMessages: options.maxMessages ?? 256,
       defaultProfile: options.profile ?? "small",
       deadlineMs: options.deadlineMs ?? 120_000,
+      streamIntervalMs: options.streamIntervalMs ?? DEFAULT_STREAM_INTERVAL_MS,
     },
   };
 }

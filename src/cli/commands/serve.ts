@@ -17,6 +17,7 @@ export interface ServeCommandOptions {
   profile?: VmProfileName;
   queue?: number;
   deadline?: number;
+  streamInterval?: number;
   glassBox?: boolean;
   modelsDir?: string;
   controlVector?: string[];
@@ -59,6 +60,7 @@ export async function serveCommand(opts: ServeCommandOptions): Promise<number> {
       profile: opts.profile,
       queueLimit: opts.queue,
       deadlineMs: opts.deadline !== undefined ? opts.deadline * 1000 : undefined,
+      streamIntervalMs: opts.streamInterval,
       glassBox: opts.glassBox === true,
       modelsDir: modelCacheDir(opts.modelsDir),
       controlVectors: opts.controlVector,

@@ -10,6 +10,7 @@ import { planChat, planCompletion, type RequestPlan } from "../request-plan.js";
 import {
   chunkBody,
   completionBody,
+  textChunkJson,
   usageChunk,
   type Endpoint,
   type ResponseMeta,
@@ -66,9 +67,24 @@ async function complete(
   const tickets: Ticket[] = [];
   let failure: Error | undefined;
 
+  /** Choices with text not yet in a chunk: their chunks are made when the stream writes. */
+  const unbuilt = new Set<Choice>();
+  const textChunks = choices.map((c) => textChunkJson(endpoint, meta, c));
   const flush = (c: Choice, finished: boolean) => {
     if (!stream) return;
+    unbuilt.delete(c);
     const delta = c.takeDelta();
+    if (
+      !finished &&
+      !wantLogprobs &&
+      delta.events.length === 0 &&
+      delta.content !== "" &&
+      (endpoint === "text" || firstSent.has(c.index))
+    ) {
+      stream.sendJson(textChunks[c.index]!(delta.content));
+      textOffsets[c.index]! += delta.content.length;
+      return;
+    }
     const body = chunkBody(endpoint, meta, c, delta, {
       first: endpoint === "chat" && !firstSent.has(c.index),
       finished,
@@ -100,9 +116,18 @@ async function complete(
           session,
           deadlineMs: ctx.limits.deadlineMs,
           onEvent: (ev) => {
+            // A rewind erases text the client has: what came before it must be in a chunk.
+            if (ev.type === "rewind" && unbuilt.has(c)) flush(c, false);
             c.handle(ev);
             if (c.failure !== undefined && !ticket.cancelled) ctx.scheduler.cancel(ticket, "error");
-            if (ev.type !== "done") flush(c, false);
+            if (ev.type === "done" || !stream) return;
+            // Ruffian's events go out at once; plain text waits for the stream's next write
+            // and goes out as one chunk with the text sampled after it.
+            if (c.hasPendingEvents) flush(c, false);
+            else {
+              unbuilt.add(c);
+              stream.touch();
+            }
           },
           onEnd: (outcome) => {
             if (c.index === 0) meta.cachedTokens = ticket.reused;
@@ -131,7 +156,10 @@ async function complete(
     clientGone = true;
     for (const t of tickets) ctx.scheduler.cancel(t, "disconnect");
   });
-  if (plan.stream) stream = openEventStream(reply);
+  if (plan.stream)
+    stream = openEventStream(reply, ctx.limits.streamIntervalMs, () => {
+      for (const c of unbuilt) flush(c, false);
+    });
   try {
     await finished;
   } finally {

@@ -1,0 +1,48 @@
+// How a stream's chunks are cut (`--stream-interval`): with 0 every sampled token leaves in its
+// own chunk; with a long interval the tokens sampled within one write's window leave as one
+// chunk. Either way the client assembles the same text, and a usage chunk ends the stream.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { storiesModelPath } from "../../src/paths.js";
+import { client, serve } from "./helpers.js";
+
+async function streamStory(streamIntervalMs: number) {
+  const server = await serve({ model: storiesModelPath, slots: 1, streamIntervalMs });
+  try {
+    const stream = await client(server).completions.create({
+      model: "stories260K",
+      prompt: "Once upon a time",
+      max_tokens: 48,
+      temperature: 0,
+      stream: true,
+      stream_options: { include_usage: true },
+    });
+    let text = "";
+    let textChunks = 0;
+    let completionTokens = -1;
+    for await (const chunk of stream) {
+      const piece = chunk.choices[0]?.text ?? "";
+      if (piece !== "") textChunks++;
+      text += piece;
+      if (chunk.usage) completionTokens = chunk.usage.completion_tokens;
+    }
+    return { text, textChunks, completionTokens };
+  } finally {
+    await server.close();
+  }
+}
+
+test("--stream-interval 0 sends each token in its own chunk; a long interval gathers them, same text", async () => {
+  const each = await streamStory(0);
+  assert.ok(each.completionTokens > 8, `a story of ${each.completionTokens} tokens`);
+  assert.equal(each.textChunks, each.completionTokens);
+  const gathered = await streamStory(1000);
+  assert.equal(gathered.text, each.text);
+  assert.equal(gathered.completionTokens, each.completionTokens);
+  // The first token leaves at once, the rest within the second's window (or at the end).
+  assert.ok(gathered.textChunks >= 2, `${gathered.textChunks} chunks`);
+  assert.ok(
+    gathered.textChunks < each.completionTokens / 4,
+    `${gathered.textChunks} chunks for ${each.completionTokens} tokens`,
+  );
+});
