@@ -1,7 +1,7 @@
 // Memory of a long-lived process that runs many never-seen C programs: resident memory (RSS),
 // JS heap and external memory after the first 1,000 programs and after the full count, through
 // runC (a fresh sandbox each) and through one VmSession (REPL semantics, as a chat or server
-// session), with the full collections src/vm/reclaim.ts ran.
+// session), with the full collections src/vm/reclaim.ts ran, and RSS sampled along the run.
 // Run: node --expose-gc dist/bench/vm-memory.js [count]   (default 100,000)
 import { loadavg } from "node:os";
 import v8 from "node:v8";
@@ -32,15 +32,24 @@ function snapshot(): { rss: number; heap: number; external: number; young: numbe
   };
 }
 
+/** Points along the run where RSS is sampled (after the first 1,000, then every tenth of the
+ * count), to tell a one-off step from growth per program: the tail shows which it is. */
+const SAMPLE_AT = new Set([1000, ...Array.from({ length: 10 }, (_, k) => ((k + 1) * COUNT) / 10)]);
+
 function measure(label: string, run: (i: number) => void): void {
   let first = snapshot();
   let firstCollections = collections();
+  const samples: string[] = [];
   const t0 = performance.now();
   for (let i = 0; i < COUNT; i++) {
     run(i);
     if (i === 999) {
       first = snapshot();
       firstCollections = collections();
+    }
+    if (SAMPLE_AT.has(i + 1)) {
+      const s = i === 999 ? first : snapshot();
+      samples.push(`${(i + 1).toLocaleString("en")} ${s.rss.toFixed(1)} (${s.young.toFixed(0)})`);
     }
   }
   const last = snapshot();
@@ -58,6 +67,7 @@ function measure(label: string, run: (i: number) => void): void {
       `RSS target: within 10 MB (${(last.rss - first.rss).toFixed(1)} MB); ` +
       `${runs} reclaiming collections; ${((performance.now() - t0) / COUNT).toFixed(2)} ms/program`,
   );
+  console.log(`  ${label}, RSS MB (young generation MB) after N programs: ${samples.join(", ")}`);
 }
 
 console.log(

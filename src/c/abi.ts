@@ -42,10 +42,11 @@ export function userSig(f: Type): FuncSig {
   return { params, results: f.ret!.kind === "void" ? [] : [valType(f.ret!)] };
 }
 
-/** A function that may recurse is called from its own kind with the fuel left and the call
- * depth as two more parameters, and returns the fuel left after its result: both stay in
- * registers along a recursion instead of going through module globals on every call. Everything
- * else calls it through a wrapper with userSig that passes the globals in (see codegen.ts). */
+/** A function that may recurse is called from its own kind with the fuel left and the calls
+ * it may still nest (maxCallDepth - 1 - depth) as two more parameters, and returns the fuel left
+ * after its result: both stay in registers along a recursion instead of going through module
+ * globals on every call. Everything else calls it through a wrapper with userSig that passes
+ * the globals in (see codegen.ts). */
 export function meteredSig(f: Type): FuncSig {
   const sig = userSig(f);
   return { params: [...sig.params, "i32", "i32"], results: [...sig.results, "i32"] };

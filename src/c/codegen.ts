@@ -125,7 +125,7 @@ export function generateModule(opts: CodegenOptions): CompiledModule {
     if (recursive.has(f.name))
       functions.push({
         sig: userSig(f.ty),
-        body: meteredWrapper(f, meteredIndex.get(f.name)!),
+        body: meteredWrapper(f, meteredIndex.get(f.name)!, opts),
         exportName: exportName(f),
       });
 

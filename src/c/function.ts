@@ -31,6 +31,7 @@ import {
   type Node,
   type OpAssignNode,
   type Stmt,
+  type Var,
   type SwitchNode,
 } from "./ast.js";
 import type { CodegenOptions, CompiledModule } from "./codegen.js";
@@ -38,7 +39,15 @@ import { CompileError, typeError, type Pos } from "./errors.js";
 import { floatValue, intValue } from "./fold.js";
 import type { BridgeLayout } from "./host-bridge.js";
 import { INLINE_FUNCTIONS } from "./library.js";
-import { countedLoop, LOCAL_FUEL_BATCH, weight, type CountedLoop } from "./metering.js";
+import {
+  countedIncrementInRange,
+  countedLoop,
+  countedStart,
+  LOCAL_FUEL_BATCH,
+  weight,
+  type CountedLoop,
+} from "./metering.js";
+import { addressRange, alwaysReturns, checksProvenByGuard } from "./ranges.js";
 import { keepShape } from "./shapes.js";
 import { funcType, isAggregate, T, valType, varargSlots, type Type, typeName } from "./types.js";
 import { FuncBuilder, Op, PrefixOp, releaseWriter, TypeTable, type ValType } from "./wasm.js";
@@ -64,22 +73,6 @@ type Label = "break" | "continue" | "other" | `dispatch:${number}`;
 interface Dispatch {
   id: number;
   labels: Set<number>;
-}
-
-/** The largest number of variadic arguments any call in `n` passes (each takes an 8-byte slot). */
-function maxVarargs(root: Node | null): number {
-  let m = 0;
-  const visit = (n: Node): void => {
-    if (n.kind === "call" && n.fnTy.variadic) {
-      let slots = 0;
-      for (let i = n.fnTy.params!.length; i < n.args.length; i++)
-        slots += varargSlots(n.args[i]!.ty);
-      m = Math.max(m, slots);
-    }
-    forEachChild(n, visit);
-  };
-  if (root) visit(root);
-  return m;
 }
 
 /** The labels (numbered per function) that each statement contains, at any depth. */
@@ -111,18 +104,9 @@ function labelsWithin(
   return within;
 }
 
-/** Whether a counted loop's increment can never overflow: `for (...; i < bound; i++)` with i
- * compared in its own type runs the increment only when i < bound <= i's maximum, and a counted
- * loop's body never assigns i nor holds a label a goto could enter by. */
-function countedIncrementInRange(n: ForNode, c: CountedLoop): boolean {
-  return (
-    c.step === 1 &&
-    !c.inclusive &&
-    n.cond?.kind === "binary" &&
-    n.cond.lhs.kind === "var" &&
-    n.cond.lhs.ty === c.v.ty
-  );
-}
+/** Trips charged at most for one counted loop: more than any instruction limit allows, and
+ * small enough that trips * weight (at most 1000) fits in an i64. */
+const COUNTED_TRIPS_CAP = 1n << 40n;
 
 /** Opcodes of C's binary operators per wasm type, [signed, unsigned]: built once per process,
  * not per expression. An operator missing for a type (e.g. `%` on doubles) is a type error. */
@@ -196,11 +180,12 @@ export class FunctionGenerator {
   private readonly paramBase: number;
   private fp = -1;
   private fuelLocal = -1;
-  /** The function may recurse: its fuel and call depth arrive as the two parameters after the
-   * C ones (see meteredSig), and the fuel left is returned after its result. */
+  /** The function may recurse: its fuel and the calls it may still nest (maxCallDepth - 1 -
+   * its depth) arrive as the two parameters after the C ones (see meteredSig), and the fuel
+   * left is returned after its result. */
   private readonly metered: boolean;
   private readonly fuelParam: number;
-  private readonly depthParam: number;
+  private readonly callsLeftParam: number;
   private ret = -1;
   private labels: Label[] = [];
   private readonly dispatches: Dispatch[] = [];
@@ -211,6 +196,9 @@ export class FunctionGenerator {
   private labelsIn = new Map<Node, Set<number>>();
   private readonly caseNumber = new Map<Node, number>();
   private gotoTarget = -1;
+  /** Bounds of counted loops' variables, inside those loops' bodies (see countedStart). */
+  private readonly lowerBounds = new Map<Var, bigint>();
+  private readonly upperBounds = new Map<Var, bigint>();
   /** Checked operations proven to stay in range (a counted loop's `i++`, see countedIncrement). */
   private readonly cannotOverflow = new Set<object>();
   /** Scratch locals of the overflow checks (used only between an operation and its check). */
@@ -224,7 +212,7 @@ export class FunctionGenerator {
     const wasmParams = f.params.length + this.paramBase + (f.ty.variadic ? 1 : 0);
     this.metered = ctx.recursive.has(f.name);
     this.fuelParam = this.metered ? wasmParams : -1;
-    this.depthParam = this.metered ? wasmParams + 1 : -1;
+    this.callsLeftParam = this.metered ? wasmParams + 1 : -1;
     this.fb = new FuncBuilder(wasmParams + (this.metered ? 2 : 0));
     // A trap ends the run: the host counts the fuel burnt from the global.
     if (this.metered)
@@ -256,7 +244,7 @@ export class FunctionGenerator {
     }
     this.frameSize = Math.ceil(this.frameSize / 8) * 8;
     this.varargOffset = this.frameSize;
-    this.varargBytes = maxVarargs(f.body) * 8;
+    this.varargBytes = (f.varargSlots ?? 0) * 8;
     this.fp = fb.addLocal("i32");
     if (f.hasVla) this.spSave = fb.addLocal("i32");
     const retTy = f.ty.ret!;
@@ -287,15 +275,15 @@ export class FunctionGenerator {
     const frame = this.frameSize + this.varargBytes + this.tempBytes;
     // Only functions on a call cycle can recurse without bound (loops are metered on their
     // own): each call burns a unit of fuel, and the call depth is bounded, a clean "stack
-    // overflow" long before the host stack is at risk. Both are parameters (registers).
+    // overflow" long before the host stack is at risk. Both counters are parameters
+    // (registers) and count down, so one sign test of their `or` covers both.
     if (this.metered) {
       fb.localGet(this.fuelParam).i32(1).op(Op.i32_sub).localTee(this.fuelParam);
-      fb.i32(0).op(Op.i32_lt_s).blockOp(Op.if);
-      this.callHost("refuel");
-      fb.op(Op.end);
-      fb.localGet(this.depthParam).i32(this.ctx.opts.maxCallDepth).op(Op.i32_ge_u);
-      fb.blockOp(Op.if);
+      fb.localGet(this.callsLeftParam).op(Op.i32_or).i32(0).op(Op.i32_lt_s).blockOp(Op.if);
+      fb.localGet(this.callsLeftParam).i32(0).op(Op.i32_lt_s).blockOp(Op.if);
       this.trap(TrapCode.callDepth, f);
+      fb.op(Op.end);
+      this.callHost("refuel");
       fb.op(Op.end);
     }
     if (this.spSave >= 0) fb.globalGet(GLOBAL_SP).localSet(this.spSave);
@@ -379,7 +367,11 @@ export class FunctionGenerator {
     if (!this.metered) return;
     const fb = this.fb;
     fb.localGet(this.fuelParam).globalSet(GLOBAL_FUEL);
-    if (depth) fb.localGet(this.depthParam).i32(1).op(Op.i32_add).globalSet(GLOBAL_DEPTH);
+    if (depth)
+      fb.i32(callDepthCap(this.ctx.opts))
+        .localGet(this.callsLeftParam)
+        .op(Op.i32_sub)
+        .globalSet(GLOBAL_DEPTH);
   }
   /** After such a call: the fuel left comes back from the global. */
   private enterMetered(): void {
@@ -401,6 +393,12 @@ export class FunctionGenerator {
       this.scratch.set(name, idx);
     }
     return idx;
+  }
+  /** Marks the checks that a branch's condition proves cannot fail (see ranges.ts). */
+  private proveByGuard(cond: Expr, then: Node, els: Node | undefined | null): void {
+    if (this.gotoTarget >= 0) return;
+    for (const c of checksProvenByGuard(cond, true, [then])) this.cannotOverflow.add(c);
+    if (els) for (const c of checksProvenByGuard(cond, false, [els])) this.cannotOverflow.add(c);
   }
   /** Whether a node's signed arithmetic must trap on overflow. */
   private checks(n: { checked?: boolean }): boolean {
@@ -505,22 +503,40 @@ export class FunctionGenerator {
   private chargeCountedLoop(c: CountedLoop, w: number): void {
     const fb = this.fb;
     const t = this.tmp("i64");
+    const bound = this.tmp("i64");
     const toI64 = (ty: Type): void => {
       if (valType(ty) === "i32") fb.op(ty.unsigned ? Op.i64_extend_i32_u : Op.i64_extend_i32_s);
     };
+    // Trips: 0 unless bound > i (>= when inclusive); else the difference, exact as an unsigned
+    // 64-bit number, capped so that neither + 1 nor the product with w can wrap (a wrapped count
+    // would let the loop run unmetered), then divided by the step rounding up.
     this.expr(c.bound);
     toI64(c.bound.ty);
-    fb.localGet(this.localOf.get(c.v.id)!);
+    fb.localTee(bound).localGet(this.localOf.get(c.v.id)!);
     toI64(c.v.ty);
-    fb.op(Op.i64_sub);
+    const unsigned = c.unsigned64;
+    if (c.inclusive) fb.op(unsigned ? Op.i64_ge_u : Op.i64_ge_s);
+    else fb.op(unsigned ? Op.i64_gt_u : Op.i64_gt_s);
+    fb.blockOp(Op.if, "i64");
+    fb.localGet(bound).localGet(this.localOf.get(c.v.id)!);
+    toI64(c.v.ty);
+    fb.op(Op.i64_sub).localTee(t).i64(COUNTED_TRIPS_CAP).op(Op.i64_gt_u).blockOp(Op.if, "i64");
+    fb.i64(COUNTED_TRIPS_CAP);
+    fb.op(Op.else).localGet(t);
     if (c.inclusive) fb.i64(1n).op(Op.i64_add);
-    if (c.step > 1)
-      fb.i64(BigInt(c.step - 1))
-        .op(Op.i64_add)
-        .i64(BigInt(c.step))
-        .op(Op.i64_div_s);
-    fb.localTee(t).i64(0n).op(Op.i64_lt_s).blockOp(Op.if).i64(0n).localSet(t).op(Op.end);
-    fb.localGet(t).i64(BigInt(w)).op(Op.i64_mul).localSet(t);
+    if (c.stepVar || c.step > 1) {
+      // (t - 1) / step + 1 for t >= 1: rounded up, with no sum that could wrap.
+      fb.localTee(t).op(Op.i64_eqz).blockOp(Op.if, "i64").i64(0n).op(Op.else).localGet(t);
+      fb.i64(1n).op(Op.i64_sub);
+      if (c.stepVar) {
+        fb.localGet(this.localOf.get(c.stepVar.id)!);
+        toI64(c.stepVar.ty);
+      } else fb.i64(BigInt(c.step));
+      fb.op(Op.i64_div_u).i64(1n).op(Op.i64_add).op(Op.end);
+    }
+    fb.op(Op.end);
+    fb.op(Op.else).i64(0n).op(Op.end);
+    fb.i64(BigInt(w)).op(Op.i64_mul).localSet(t);
     if (this.fuelLocal < 0) this.fuelLocal = fb.addLocal("i32");
     const m = this.fuelLocal;
     const round = 1n << 30n;
@@ -727,12 +743,12 @@ export class FunctionGenerator {
           const c = Number(BigInt.asIntN(32, intValue(p.rhs)));
           if (c >= 0 && c < 1 << 20) {
             this.expr(p.lhs);
-            if (access) this.nullCheck(n);
+            if (access && !this.aboveNullGuard(p.lhs)) this.nullCheck(n);
             return c;
           }
         }
         this.expr(p);
-        if (access) this.nullCheck(n);
+        if (access && !this.aboveNullGuard(p)) this.nullCheck(n);
         return 0;
       }
       case "member":
@@ -751,6 +767,13 @@ export class FunctionGenerator {
       default:
         throw typeError("expression is not an lvalue", n);
     }
+  }
+  /** Whether an address is proven outside the null guard (a global array indexed by loop
+   * variables with constant bounds: `a[i][k]` in matmul's loops). */
+  private aboveNullGuard(p: Expr): boolean {
+    if (this.upperBounds.size === 0) return false;
+    const r = addressRange(p, { low: this.lowerBounds, high: this.upperBounds });
+    return !!r && r[0] >= BigInt(this.ctx.opts.nullGuard ?? 0) && r[1] < 1n << 32n;
   }
   /** With an address on the stack, traps if it points into the null guard (NULL, or a small
    * offset from it: `p->next` of a NULL p). The C library's code is exempt (see Func.library). */
@@ -929,6 +952,7 @@ export class FunctionGenerator {
           this.isOneOf(thenLabels);
           fb.op(Op.end);
         } else this.cond(n.cond);
+        this.proveByGuard(n.cond, n.then, n.els);
         fb.blockOp(Op.if);
         this.labels.push("other");
         this.stmt(n.then);
@@ -951,10 +975,23 @@ export class FunctionGenerator {
           fb.op(Op.end);
         } else if (n.init) this.stmt(n.init);
         const w = weight(n.then) + weight(n.cond) + weight(n.inc);
-        const counted = entered ? null : countedLoop(n);
+        const counted = entered ? null : countedLoop(n, (v) => this.lowerBounds.get(v));
         this.fb.at(n);
         if (counted) this.chargeCountedLoop(counted, w);
-        if (counted && n.inc && countedIncrementInRange(n, counted)) this.cannotOverflow.add(n.inc);
+        const incInRange = !!counted && !!n.inc && countedIncrementInRange(n, counted);
+        if (incInRange) this.cannotOverflow.add(n.inc!);
+        // The body knows i >= its start if i cannot wrap (checked, or proven in range).
+        const start =
+          counted && (incInRange || !this.ctx.opts.wrapv) ? countedStart(n, counted) : undefined;
+        const outerBound = counted ? this.lowerBounds.get(counted.v) : undefined;
+        if (start !== undefined) this.lowerBounds.set(counted!.v, start);
+        // In the body, i < bound held and the body never assigns i.
+        const last =
+          counted && counted.bound.kind === "num" && counted.bound.ival !== undefined
+            ? counted.bound.ival - (counted.inclusive ? 0n : 1n)
+            : undefined;
+        const outerLast = counted ? this.upperBounds.get(counted.v) : undefined;
+        if (last !== undefined) this.upperBounds.set(counted!.v, last);
         fb.blockOp(Op.block);
         this.labels.push("break");
         fb.blockOp(Op.loop);
@@ -972,6 +1009,8 @@ export class FunctionGenerator {
         this.stmt(n.then);
         fb.op(Op.end);
         this.labels.pop();
+        if (start !== undefined) restore(this.lowerBounds, counted!.v, outerBound);
+        if (last !== undefined) restore(this.upperBounds, counted!.v, outerLast);
         if (n.inc) this.discard(n.inc);
         if (!counted) this.fb.at(n);
         if (!counted) this.meterLoop(w);
@@ -1050,7 +1089,13 @@ export class FunctionGenerator {
       if (this.labelsIn.has(s)) entries.push(i);
     });
     if (!inside || entries.length === 0) {
-      for (const s of stmts) this.stmt(s);
+      stmts.forEach((s, i) => {
+        // After `if (n < 2) return n;` the rest of the block knows n >= 2.
+        if (s.kind === "if" && !s.els && this.gotoTarget < 0 && alwaysReturns(s.then))
+          for (const c of checksProvenByGuard(s.cond, false, stmts.slice(i + 1)))
+            this.cannotOverflow.add(c);
+        this.stmt(s);
+      });
       return;
     }
     const d: Dispatch = { id: this.dispatchCount++, labels: inside };
@@ -1432,6 +1477,7 @@ export class FunctionGenerator {
         return;
       }
       case "cond": {
+        this.proveByGuard(n.cond, n.then, n.els);
         this.cond(n.cond);
         const t = n.ty;
         if (t.kind === "void") fb.blockOp(Op.if);
@@ -1574,7 +1620,8 @@ export class FunctionGenerator {
     const opTy = n.opTy;
     const ptrStep = t.kind === "ptr";
     if (!ptrStep) this.convert(t, opTy);
-    this.binary({ ...n, kind: "binary", ty: opTy }, true);
+    // The copy is checked only if the assignment is (cannotOverflow holds the original).
+    this.binary({ ...n, kind: "binary", ty: opTy, checked: this.checks(n) }, true);
     if (!ptrStep) this.convert(opTy, t);
   }
 
@@ -1676,7 +1723,7 @@ export class FunctionGenerator {
         const metered = this.ctx.meteredIndex.get(name);
         if (this.metered && metered !== undefined) {
           // Fuel and depth stay in registers along a recursion; the fuel left comes back.
-          fb.localGet(this.fuelParam).localGet(this.depthParam).i32(1).op(Op.i32_add);
+          fb.localGet(this.fuelParam).localGet(this.callsLeftParam).i32(1).op(Op.i32_sub);
           fb.call(metered).localSet(this.fuelParam);
         } else this.callOut(this.ctx.funcIndex.get(name)!);
         if (user.ty.ret!.kind === "void" && n.ty.kind !== "void") fb.i32(0);
@@ -1929,12 +1976,24 @@ keepShape(
 /** The C-signature entry to a function that may recurse: passes the fuel and depth globals to
  * its body (meteredSig) and stores the fuel it returns; the depth global is restored, since
  * the body sets it only for the calls it makes out of its registers. */
-export function meteredWrapper(f: Func, body: number): FuncBuilder {
+export function meteredWrapper(f: Func, body: number, opts: CodegenOptions): FuncBuilder {
   const params = userSig(f.ty).params.length;
   const fb = new FuncBuilder(params);
   const depth = fb.addLocal("i32");
   for (let i = 0; i < params; i++) fb.localGet(i);
-  fb.globalGet(GLOBAL_FUEL).globalGet(GLOBAL_DEPTH).localTee(depth).call(body);
+  fb.globalGet(GLOBAL_FUEL).i32(callDepthCap(opts) - 1);
+  fb.globalGet(GLOBAL_DEPTH).localTee(depth).op(Op.i32_sub).call(body);
   fb.globalSet(GLOBAL_FUEL).localGet(depth).globalSet(GLOBAL_DEPTH);
   return fb;
+}
+
+/** maxCallDepth as an i32 counter can hold it (the host's stack ends a recursion long before). */
+function callDepthCap(opts: CodegenOptions): number {
+  return Math.min(opts.maxCallDepth, 0x7fffffff);
+}
+
+/** Puts back a map entry as it was before (absent when `was` is undefined). */
+function restore<K, V>(map: Map<K, V>, key: K, was: V | undefined): void {
+  if (was === undefined) map.delete(key);
+  else map.set(key, was);
 }

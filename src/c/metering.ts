@@ -10,7 +10,7 @@ import {
   type Node,
   type Var,
 } from "./ast.js";
-import { isInteger } from "./types.js";
+import { isInteger, type Type } from "./types.js";
 
 /** Loop fuel is settled with the shared counter after this many units. */
 export const LOCAL_FUEL_BATCH = 10_000;
@@ -64,19 +64,29 @@ export interface CountedLoop {
   v: Var;
   bound: Expr;
   inclusive: boolean;
+  /** The constant step, or 0 when the step is stepVar. */
   step: number;
+  /** A register local the body never assigns, proven >= 1 where the loop starts. */
+  stepVar?: Var;
+  /** i and bound are compared as unsigned 64-bit numbers. */
+  unsigned64: boolean;
 }
 
-/** Recognizes `for (...; i < bound; i++)` (or <=, or i += constant) whose trip count is known on
- * entry: i is a register integer, bound is pure and built from constants and register locals,
- * and the body assigns neither and cannot leave early (no break or return). Such a loop is
- * charged once up front instead of metering every iteration. */
-export function countedLoop(n: ForNode): CountedLoop | null {
+/** Recognizes `for (...; i < bound; i++)` (or <=, or i += constant, or i += s for a local s
+ * that `lowerBound` proves positive) whose trip count is known on entry: i is a register
+ * integer, bound is pure and built from constants and register locals, and the body assigns
+ * none of them and cannot leave early (no break or return). Such a loop is charged once up
+ * front instead of metering every iteration. */
+export function countedLoop(
+  n: ForNode,
+  lowerBound?: (v: Var) => bigint | undefined,
+): CountedLoop | null {
   const cond = n.cond;
   const inc = n.inc;
   if (!cond || !inc || cond.kind !== "binary" || (cond.op !== "<" && cond.op !== "<=")) return null;
   let lhs = cond.lhs;
-  if (lhs.kind === "cast" && isInteger(lhs.ty)) lhs = lhs.lhs;
+  // Through a cast only where it keeps i's value (the trip count is computed from i itself).
+  if (lhs.kind === "cast" && isInteger(lhs.ty) && preservesValue(lhs.lhs.ty, lhs.ty)) lhs = lhs.lhs;
   if (lhs.kind !== "var" || lhs.v.global || lhs.v.inMemory || !isInteger(lhs.ty)) return null;
   const v = lhs.v;
   let step = 0;
@@ -93,8 +103,10 @@ export function countedLoop(n: ForNode): CountedLoop | null {
     inc.rhs.ival < 1n << 30n
   )
     step = Number(inc.rhs.ival);
-  if (step === 0) return null;
+  const stepVar = step === 0 ? positiveStep(inc, v, lowerBound) : undefined;
+  if (step === 0 && !stepVar) return null;
   const boundVars = new Set<Var>();
+  if (stepVar) boundVars.add(stepVar);
   const pure = (e: Node): boolean => {
     switch (e.kind) {
       case "num":
@@ -131,5 +143,74 @@ export function countedLoop(n: ForNode): CountedLoop | null {
   scan(n.then, false);
   scan(inc, true);
   if (!ok) return null;
-  return { v, bound: cond.rhs, inclusive: cond.op === "<=", step };
+  const unsigned64 = !!cond.opTy.unsigned && cond.opTy.size === 8;
+  return { v, bound: cond.rhs, inclusive: cond.op === "<=", step, stepVar, unsigned64 };
+}
+
+/** Whether converting an integer of type `from` to `to` never changes its value. */
+function preservesValue(from: Type, to: Type): boolean {
+  if (!isInteger(from)) return false;
+  if (!!from.unsigned === !!to.unsigned) return to.size >= from.size;
+  return !!from.unsigned && to.size > from.size;
+}
+
+/** The signed register local s of `i += s` (widened, never narrowed) if it is at least 1. */
+function positiveStep(
+  inc: Expr,
+  v: Var,
+  lowerBound: ((v: Var) => bigint | undefined) | undefined,
+): Var | undefined {
+  if (inc.kind !== "opassign" || inc.op !== "+" || inc.lhs.kind !== "var" || inc.lhs.v !== v)
+    return undefined;
+  const r = inc.rhs.kind === "cast" && isInteger(inc.rhs.ty) ? inc.rhs.lhs : inc.rhs;
+  if (r.kind !== "var" || r.v.global || r.v.inMemory || !isSigned(r.ty)) return undefined;
+  if (r.ty.size > inc.rhs.ty.size) return undefined;
+  return (lowerBound?.(r.v) ?? 0n) >= 1n ? r.v : undefined;
+}
+
+function isSigned(t: Type): boolean {
+  return isInteger(t) && !t.unsigned && t.size >= 4;
+}
+
+function maxOf(t: Type): bigint {
+  return (1n << BigInt(t.size * 8 - (t.unsigned ? 0 : 1))) - 1n;
+}
+
+/** The largest value an expression's source type allows (what it had before a widening cast). */
+function sourceMax(e: Expr): bigint {
+  return maxOf(
+    e.kind === "cast" && isInteger(e.lhs.ty) && e.lhs.ty.size <= e.ty.size ? e.lhs.ty : e.ty,
+  );
+}
+
+/** Whether a counted loop's `i += step` can never overflow: it runs only after an iteration
+ * that began with i < bound (i compared in its own type, never assigned in the body), so
+ * i + step <= max(bound) + max(step), and that fits in i's type (`long j; j < n; j += i` for
+ * int n and i). A constant step of 1 with `<` always fits. */
+export function countedIncrementInRange(n: ForNode, c: CountedLoop): boolean {
+  const cond = n.cond;
+  if (cond?.kind !== "binary" || cond.lhs.kind !== "var" || cond.lhs.ty !== c.v.ty) return false;
+  if (c.step === 1 && !c.inclusive) return true;
+  if (!isSigned(c.v.ty) || n.inc?.kind !== "opassign") return false;
+  const stepMax = c.stepVar ? sourceMax(n.inc.rhs) : BigInt(c.step);
+  return sourceMax(c.bound) + stepMax <= maxOf(c.v.ty);
+}
+
+/** In a counted loop's body, i >= its start when i starts at a constant and counts up without
+ * wrapping (checked arithmetic, or an increment that cannot overflow): the lower bound that
+ * lets an inner loop's `j += i` be a counted step. */
+export function countedStart(n: ForNode, c: CountedLoop): bigint | undefined {
+  if (!isSigned(c.v.ty)) return undefined;
+  let init: Node | undefined = n.init;
+  if (init?.kind === "block" && init.body.length === 1) init = init.body[0];
+  if (init?.kind === "decl" && init.v === c.v && init.initializer?.expr)
+    return constantValue(init.initializer.expr);
+  if (init?.kind === "exprstmt" && init.lhs.kind === "assign" && init.lhs.lhs.kind === "var")
+    return init.lhs.lhs.v === c.v ? constantValue(init.lhs.rhs) : undefined;
+  return undefined;
+}
+
+function constantValue(e: Expr): bigint | undefined {
+  const inner = e.kind === "cast" && isInteger(e.ty) ? e.lhs : e;
+  return inner.kind === "num" ? inner.ival : undefined;
 }

@@ -3,6 +3,7 @@
 // Every vocabulary-wide computation is the shared one in distribution.ts.
 import { nucleusCut, softmaxStats, topTokens } from "./distribution.js";
 import { VocabBuffers } from "./vocab-kernels.js";
+import type { Sampler } from "./sampler.js";
 
 /** How many ranks top_k_token/top_k_prob can reach. */
 export const TOP_K_CAPACITY = 64;
@@ -99,6 +100,15 @@ export class LogitState {
     const best = this.buf.argmax(this.maximaFresh);
     this.maximaFresh = true;
     return best;
+  }
+
+  /** Draws the next token from these logits with `sampler` (which must leave them alone, see
+   * Sampler.leavesLogitsAlone), in this state's buffers: no copy, and no pass for the maximum
+   * when a statistics pass left the block maxima. */
+  sampleWith(sampler: Sampler): number {
+    const token = sampler.sampleIn(this.buf, this.maximaFresh);
+    this.maximaFresh = true;
+    return token;
   }
 
   /** Entropy in nats, and log Σ exp(logit) from the same pass over the vocabulary. */

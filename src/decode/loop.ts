@@ -371,7 +371,9 @@ export class DecodeLoop {
   }
 
   private *drain(seqs: SequenceState[]): Generator<DecodeEvent> {
-    for (const s of seqs) yield* s.drainEvents();
+    for (const s of seqs) {
+      for (let ev = s.nextEvent(); ev; ev = s.nextEvent()) yield ev;
+    }
   }
 
   /** Evaluates each prompt (reusing a matching KV prefix when asked) so logits are ready. */
@@ -466,8 +468,13 @@ export class DecodeLoop {
     if (stats) state.entropy();
     let token: number;
     try {
-      // Plain greedy needs no copy of the logits into the sampler: the state's argmax is it.
-      token = s.sampler.plainGreedy ? state.argmax() : s.sampler.sample(state.logits, history);
+      // Plain greedy needs no copy of the logits into the sampler: the state's argmax is it; a
+      // sampler that leaves the logits alone draws in the state's buffers.
+      token = s.sampler.plainGreedy
+        ? state.argmax()
+        : s.sampler.leavesLogitsAlone(history)
+          ? state.sampleWith(s.sampler)
+          : s.sampler.sample(state.logits, history);
       if (token < 0) throw new Error("every token is masked: nothing left to sample");
     } catch (err) {
       // Everything masked by VM code: fall back to the model's own choice rather than stall.

@@ -114,7 +114,9 @@ export class Sampler {
   private biasIds: Int32Array = new Int32Array(0);
   private biasValues: Float32Array = new Float32Array(0);
   /** The logits being sampled, with weights and candidate ids; sized once. */
-  private readonly buf: VocabBuffers;
+  private readonly own: VocabBuffers;
+  /** The buffers of the current draw: its own, or a caller's (sampleIn). */
+  private buf: VocabBuffers;
   private readonly seenStamp: Uint32Array;
   /** How many tokens the last collectMinP listed. */
   private minPCount = 0;
@@ -124,7 +126,7 @@ export class Sampler {
     if (!Number.isInteger(vocabSize) || vocabSize < 1)
       throw new RangeError(`vocabulary size must be a positive integer, got ${vocabSize}`);
     this.vocabSize = vocabSize;
-    this.buf = new VocabBuffers(vocabSize);
+    this.buf = this.own = new VocabBuffers(vocabSize);
     this.seenStamp = new Uint32Array(vocabSize);
     this.rng = new Rng(options.seed ?? 0);
     this.configure(options);
@@ -179,16 +181,50 @@ export class Sampler {
     );
   }
 
+  /** Whether sample() would leave the logits as given (no bias, bans, or penalty of a
+   * non-empty `history`), so that sampleIn can draw from a caller's buffers without a copy. */
+  leavesLogitsAlone(history?: ArrayLike<number>): boolean {
+    return (
+      this.banned.length === 0 &&
+      this.biasIds.length === 0 &&
+      (this.repetitionPenalty === 1 || !history || history.length === 0)
+    );
+  }
+
   /** Picks the next token. `history` is the token sequence so far (its last
    * `repetitionWindow` entries are penalised); it is only read. */
   sample(logits: Float32Array, history?: ArrayLike<number>): number {
     this.prepare(logits, history);
+    return this.pick(false);
+  }
+
+  /**
+   * Picks the next token from logits already in `buffers` (a LogitState's, computed on once per
+   * step), as sample() would from a copy of them: the same draw, without copying the vocabulary
+   * again. Only when leavesLogitsAlone(): the logits are read, never changed; the buffers'
+   * weights and candidate ids are overwritten. `fresh`: their block maxima belong to these
+   * logits.
+   */
+  sampleIn(buffers: VocabBuffers, fresh = false): number {
+    if (!this.leavesLogitsAlone())
+      throw new Error("sampleIn: bias, bans or a repetition penalty need a copy (use sample)");
+    if (buffers.size !== this.vocabSize)
+      throw new RangeError(`expected ${this.vocabSize} logits, got ${buffers.size}`);
+    this.buf = buffers;
+    try {
+      return this.pick(fresh);
+    } finally {
+      this.buf = this.own;
+    }
+  }
+
+  private pick(fresh: boolean): number {
     if (this.temperature <= 0 || this.topK === 1) {
-      const best = this.buf.argmax();
+      const best = this.buf.argmax(fresh);
       if (best < 0) throw new Error("every token is masked: nothing left to sample");
       return best;
     }
-    return this.draw();
+    return this.draw(fresh);
   }
 
   /** Copies the logits, then applies bias, bans and penalty. */
@@ -218,12 +254,12 @@ export class Sampler {
     }
   }
 
-  private draw(): number {
+  private draw(fresh: boolean): number {
     const buf = this.buf;
     const work = buf.logits;
     const weight = buf.weights;
     const index = buf.index;
-    const max = buf.max();
+    const max = buf.max(fresh);
     if (max === -Infinity) throw new Error("every token is masked: nothing left to sample");
     // An infinite logit (or bias) is certain: no weights can be formed around it.
     if (max === Infinity) return work.indexOf(Infinity);

@@ -137,8 +137,10 @@ export class VocabBuffers {
   }
 
   /** The largest logit, ignoring NaN; −Infinity when every logit is −Infinity or NaN. Also
-   * fills `blockMaxima` (same pass). */
-  max(): number {
+   * fills `blockMaxima` (same pass), unless `fresh`: they belong to these logits already, and
+   * the largest of them is the answer. */
+  max(fresh = false): number {
+    if (fresh) return this.largestBlockMax();
     return this.k.blockMax(this.at.logits, this.padded, this.at.maxima);
   }
 
@@ -147,8 +149,8 @@ export class VocabBuffers {
    * that also fills `blockMaxima`. The kernel sums each block relative to its own maximum m
    * (float64 sums); here they are rescaled: Σ e^(x−M) = e^(m−M)·Σ e^(x−m), and
    * Σ e^(x−M)(x−M) = e^(m−M)·(Σ e^(x−m)(x−m) + (m − M)·Σ e^(x−m)). Tokens 85.5 nats or more
-   * below their block's maximum, and blocks 86 nats below M, are left out: each weighs under
-   * e^−86 of the most likely token.
+   * below their block's maximum are left out, and so are blocks SKIP_NATS (40) below M: each
+   * such token weighs under e^−40 of the most likely one (the bound is in simd-module.ts).
    */
   softmaxSums(): { max: number; z: number; weighted: number } {
     const max = this.k.blockStats(this.at.logits, this.padded, this.at.maxima, this.at.stats);
@@ -173,7 +175,7 @@ export class VocabBuffers {
    * block maxima (unless `fresh`: they belong to these logits already), then a scan of the
    * first block holding the largest. */
   argmax(fresh = false): number {
-    const max = fresh ? this.largestBlockMax() : this.max();
+    const max = this.max(fresh);
     if (max === -Infinity) return -1;
     const block = this.blockMaxima.indexOf(max);
     const logits = this.logits;

@@ -107,6 +107,39 @@ test("a counted loop's i++ runs unchecked only where i < bound proves it in rang
   }
 });
 
+test("a branch's condition drops only the checks it proves; the rest still trap", () => {
+  // Proven: n >= 2 in the else branch and after `if (n < 2) return`, n < 10 in the then branch.
+  const fib = "int fib(int n) { return n < 2 ? n : fib(n - 1) + fib(n - 2); }\n";
+  assert.equal(text(`${fib}fib(24)`), "46368");
+  const early = "int fib(int n) {\n  if (n < 2) return n;\n  return fib(n - 1) + fib(n - 2);\n}\n";
+  assert.equal(text(`${early}fib(24)`), "46368");
+  assert.equal(text("int u(int n) { return n < 10 ? n + 1 : 0; }\nu(9)"), "10");
+  const min = "(-2147483647 - 1)";
+  const unproven: Array<[string, number, number]> = [
+    // The else branch of n > 5 says n <= 5: no lower bound for n - 1.
+    [`int g(int n) { return n > 5 ? 0 : n - 1; }\ng(${min})`, 1, 37],
+    // n <= INT_MAX leaves no room for + 1.
+    ["int u(int n) { return n <= 2147483647 ? n + 1 : 0; }\nu(2147483647)", 1, 43],
+    // n is assigned after the guard.
+    [
+      `int h(int n, int m) {\n  if (n < 2) return 0;\n  n = m;\n  return n - 1;\n}\nh(5, ${min})`,
+      4,
+      12,
+    ],
+    // The guard is on another variable.
+    [`int k(int n, int m) { return m < 2 ? 0 : n - 1; }\nk(${min}, 7)`, 1, 44],
+  ];
+  for (const [src, line, column] of unproven) {
+    const e = fails(src);
+    assert.match(
+      e.message,
+      /^signed integer overflow: the result of '[+-]' does not fit in int/,
+      src,
+    );
+    assert.deepEqual([e.line, e.column], [line, column], src);
+  }
+});
+
 test("an overflow inside a function names the line and column of the operator", () => {
   const e = fails(`int square(int v) {
   return v * v;

@@ -313,6 +313,23 @@ int main() { hook_set("tick", 5); return 0; }`;
   assert.equal(doneText(events), plain);
 });
 
+test("a hook removed by another hook is not called again, and one it sets starts at the next step", async () => {
+  const hook = `
+void second(int step) { printf("second %d\\n", step); }
+void third(int step) { printf("third %d\\n", step); }
+void first(int step) {
+  if (step == 2) { hook_set("second", 0); hook_set("third", 2); }
+}
+int main() { hook_set("first", 10); hook_set("second", 10); return 0; }`;
+  const events = await collect([{ prompt: PROMPT, maxTokens: 8, hook }]);
+  const steps = (name: string) =>
+    events.flatMap((e) => (e.type === "hook-log" && e.hook === name ? [e.step] : []));
+  // Removed at step 2 before its turn: it ran at steps 0 and 1 only.
+  assert.deepEqual(steps("second"), [0, 1]);
+  // Set during step 2, after the step's hooks were listed: steps 3 and 4.
+  assert.deepEqual(steps("third"), [3, 4]);
+});
+
 test("a failing hook is removed with an error event and generation goes on", async () => {
   const hook = `
 void bad(int step) { int z = step - step; printf("%d", 10 / z); }

@@ -311,6 +311,40 @@ test("entropy, probability and top-k of LogitState against direct computation", 
   assert.throws(() => flat.probability(6), /outside the vocabulary/);
 });
 
+test("drawing in a LogitState's buffers gives the draws of sampling a copy, logits untouched", () => {
+  const modes = [
+    { temperature: 0 },
+    { temperature: 0.8 },
+    { temperature: 0.8, topK: 40 },
+    { temperature: 0.8, topP: 0.9 },
+    { temperature: 0.8, minP: 0.05 },
+    { temperature: 0.8, topK: 40, topP: 0.95, minP: 0.05 },
+    { temperature: 0.8, topP: 0.95, minP: 0.05 },
+  ];
+  for (const vocab of [512, 32000]) {
+    const state = new LogitState(vocab);
+    for (const options of modes) {
+      const copying = new Sampler(vocab, { ...options, seed: 11 });
+      const sharing = new Sampler(vocab, { ...options, seed: 11 });
+      for (let step = 0; step < 40; step++) {
+        const logits = randomLogits(vocab, 1000 * step + vocab, 6);
+        state.load(logits);
+        // Half the steps after a statistics pass, whose block maxima the draw then reuses.
+        if (step % 2 === 1) state.entropy();
+        const expected = copying.sample(logits);
+        assert.equal(
+          state.sampleWith(sharing),
+          expected,
+          `${JSON.stringify(options)} step ${step}`,
+        );
+        assert.deepEqual(state.logits, logits);
+      }
+    }
+  }
+  const biased = new Sampler(512, { logitBias: [[3, 2]] });
+  assert.throws(() => new LogitState(512).sampleWith(biased), /need a copy/);
+});
+
 test("bad input is rejected with a clear message", () => {
   assert.throws(() => new Sampler(0), /vocabulary size/);
   const s = new Sampler(10);

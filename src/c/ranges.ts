@@ -1,0 +1,149 @@
+// Range facts that a branch's condition proves about a local, used to drop signed-overflow checks
+// that cannot fail: in `n < 2 ? n : fib(n - 1) + fib(n - 2)` the else branch knows n >= 2, so
+// neither subtraction can overflow. Only register locals (whose address is never taken) that
+// the branch never assigns qualify, and only in functions without labels (a goto could enter a
+// branch without passing its condition).
+import { forEachChild, type Expr, type Node, type Var } from "./ast.js";
+import { isInteger } from "./types.js";
+
+interface Bounds {
+  v: Var;
+  low?: bigint;
+  high?: bigint;
+}
+
+/** What `cond` being `truth` proves: `v < K`, `v <= K`, `v > K` or `v >= K` for a signed
+ * register local v and an integer constant K; null for anything else. */
+function boundsOf(cond: Expr, truth: boolean): Bounds | null {
+  if (cond.kind !== "binary") return null;
+  const { lhs, rhs } = cond;
+  if (lhs.kind !== "var" || lhs.v.global || lhs.v.inMemory) return null;
+  if (!isInteger(lhs.ty) || lhs.ty.unsigned || lhs.ty.size < 4) return null;
+  const k = constantOf(rhs);
+  if (k === null) return null;
+  // Normalize to v < K' (upper bound K'-1) or v >= K' (lower bound K') for the branch taken.
+  let op: string = cond.op;
+  if (!truth) op = ({ "<": ">=", "<=": ">", ">": "<=", ">=": "<" } as Record<string, string>)[op]!;
+  switch (op) {
+    case "<":
+      return { v: lhs.v, high: k - 1n };
+    case "<=":
+      return { v: lhs.v, high: k };
+    case ">":
+      return { v: lhs.v, low: k + 1n };
+    case ">=":
+      return { v: lhs.v, low: k };
+    default:
+      return null;
+  }
+}
+
+function constantOf(e: Expr): bigint | null {
+  const inner = e.kind === "cast" && isInteger(e.ty) ? e.lhs : e;
+  return inner.kind === "num" && inner.ival !== undefined ? inner.ival : null;
+}
+
+/** The checked `v + c` and `v - c` nodes in `branch` (taken when `cond` is `truth`) whose
+ * result the condition keeps inside v's type; empty when the branch assigns v. */
+export function checksProvenByGuard(cond: Expr, truth: boolean, branch: readonly Node[]): Node[] {
+  const b = boundsOf(cond, truth);
+  if (!b) return [];
+  const bits = BigInt(b.v.ty.size * 8);
+  const max = (1n << (bits - 1n)) - 1n;
+  const min = -max - 1n;
+  const found: Node[] = [];
+  let assigned = false;
+  const visit = (n: Node): void => {
+    if (assigned) return;
+    if (
+      (n.kind === "assign" || n.kind === "opassign" || n.kind === "incdec") &&
+      n.lhs.kind === "var" &&
+      n.lhs.v === b.v
+    ) {
+      assigned = true;
+      return;
+    }
+    if (n.kind === "binary" && (n.op === "+" || n.op === "-") && n.checked) {
+      const t = n.opTy;
+      if (n.lhs.kind === "var" && n.lhs.v === b.v && isInteger(t) && t.size === b.v.ty.size) {
+        const c = constantOf(n.rhs);
+        if (c !== null) {
+          const delta = n.op === "+" ? c : -c;
+          const safe =
+            delta >= 0n
+              ? b.high !== undefined && b.high + delta <= max
+              : b.low !== undefined && b.low + delta >= min;
+          if (safe) found.push(n);
+        }
+      }
+    }
+    forEachChild(n, visit);
+  };
+  for (const n of branch) visit(n);
+  return assigned ? [] : found;
+}
+
+/** Whether a statement always leaves the enclosing block (`if (n < 2) return n;`). */
+export function alwaysReturns(n: Node): boolean {
+  if (n.kind === "return") return true;
+  return n.kind === "block" && n.body.length > 0 && alwaysReturns(n.body[n.body.length - 1]!);
+}
+
+/** What the code generator knows about register locals where it stands (counted loops'
+ * variables inside their bodies): inclusive lower and upper bounds. */
+export interface LocalBounds {
+  low: ReadonlyMap<Var, bigint>;
+  high: ReadonlyMap<Var, bigint>;
+}
+
+/** The exact range of an address expression (array indexing of a global array by locals with
+ * known bounds: `a[i][k]` in loops up to constants), or null if unknown. The wasm arithmetic
+ * wraps modulo 2^32, so a range inside [0, 2^32) is the address's actual range. */
+export function addressRange(e: Expr, known: LocalBounds): [bigint, bigint] | null {
+  switch (e.kind) {
+    case "var":
+      return e.v.global && e.ty.kind === "array" ? [BigInt(e.v.addr), BigInt(e.v.addr)] : null;
+    case "cast":
+      return e.ty.kind === "ptr" ? addressRange(e.lhs, known) : null;
+    case "deref":
+      // A row of an array of arrays: its address, not a load.
+      return e.ty.kind === "array" ? addressRange(e.lhs, known) : null;
+    case "binary": {
+      if (e.op !== "+" || e.ty.kind !== "ptr") return null;
+      const base = addressRange(e.lhs, known);
+      const idx = base && integerRange(e.rhs, known);
+      return idx ? [base![0] + idx[0], base![1] + idx[1]] : null;
+    }
+    default:
+      return null;
+  }
+}
+
+function integerRange(e: Expr, known: LocalBounds): [bigint, bigint] | null {
+  switch (e.kind) {
+    case "num":
+      return e.ival !== undefined ? [e.ival, e.ival] : null;
+    case "var": {
+      if (e.v.global || e.v.inMemory) return null;
+      const low = known.low.get(e.v);
+      const high = known.high.get(e.v);
+      return low !== undefined && high !== undefined ? [low, high] : null;
+    }
+    case "cast": {
+      if (!isInteger(e.ty) || !isInteger(e.lhs.ty)) return null;
+      const r = integerRange(e.lhs, known);
+      const bits = BigInt(e.ty.size * 8);
+      const min = e.ty.unsigned ? 0n : -(1n << (bits - 1n));
+      const max = e.ty.unsigned ? (1n << bits) - 1n : (1n << (bits - 1n)) - 1n;
+      return r && r[0] >= min && r[1] <= max ? r : null;
+    }
+    case "binary": {
+      if (e.op !== "*" || !isInteger(e.ty)) return null;
+      const r = integerRange(e.lhs, known);
+      const c = e.rhs.kind === "num" ? e.rhs.ival : undefined;
+      return r && c !== undefined && c >= 0n ? [r[0] * c, r[1] * c] : null;
+    }
+    default:
+      return null;
+  }
+}
