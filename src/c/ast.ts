@@ -411,6 +411,9 @@ export interface Func {
   indirect?: boolean;
   /** Its switch statements (a case in a nested statement needs the goto machinery). */
   switches?: SwitchNode[];
+  /** The most 8-byte slots any of its calls passes as variadic arguments (noted while parsing,
+   * so code generation needs no walk of the body to size the frame's vararg area). */
+  varargSlots?: number;
 }
 
 /** Symbols visible at file scope. A session keeps one (layered over the C library's); each

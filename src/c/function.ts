@@ -75,22 +75,6 @@ interface Dispatch {
   labels: Set<number>;
 }
 
-/** The largest number of variadic arguments any call in `n` passes (each takes an 8-byte slot). */
-function maxVarargs(root: Node | null): number {
-  let m = 0;
-  const visit = (n: Node): void => {
-    if (n.kind === "call" && n.fnTy.variadic) {
-      let slots = 0;
-      for (let i = n.fnTy.params!.length; i < n.args.length; i++)
-        slots += varargSlots(n.args[i]!.ty);
-      m = Math.max(m, slots);
-    }
-    forEachChild(n, visit);
-  };
-  if (root) visit(root);
-  return m;
-}
-
 /** The labels (numbered per function) that each statement contains, at any depth. */
 function labelsWithin(
   body: Node,
@@ -260,7 +244,7 @@ export class FunctionGenerator {
     }
     this.frameSize = Math.ceil(this.frameSize / 8) * 8;
     this.varargOffset = this.frameSize;
-    this.varargBytes = maxVarargs(f.body) * 8;
+    this.varargBytes = (f.varargSlots ?? 0) * 8;
     this.fp = fb.addLocal("i32");
     if (f.hasVla) this.spSave = fb.addLocal("i32");
     const retTy = f.ty.ret!;

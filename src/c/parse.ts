@@ -1697,6 +1697,11 @@ export class Parser {
       else if (isInteger(t)) t = promote(t);
       return this.cast(a, t);
     });
+    if (fty.variadic && this.fn) {
+      let slots = 0;
+      for (let i = params.length; i < node.args.length; i++) slots += varargSlots(node.args[i]!.ty);
+      this.fn.varargSlots = Math.max(this.fn.varargSlots ?? 0, slots);
+    }
   }
 
   resolvePending(): void {
