@@ -10,6 +10,7 @@ import {
   type Node,
   type Var,
 } from "./ast.js";
+import { integerConstant, maxOf } from "./ranges.js";
 import { isInteger, type Type } from "./types.js";
 
 /** Loop fuel is settled with the shared counter after this many units. */
@@ -172,10 +173,6 @@ function isSigned(t: Type): boolean {
   return isInteger(t) && !t.unsigned && t.size >= 4;
 }
 
-function maxOf(t: Type): bigint {
-  return (1n << BigInt(t.size * 8 - (t.unsigned ? 0 : 1))) - 1n;
-}
-
 /** The largest value an expression's source type allows (what it had before a widening cast). */
 function sourceMax(e: Expr): bigint {
   return maxOf(
@@ -204,13 +201,8 @@ export function countedStart(n: ForNode, c: CountedLoop): bigint | undefined {
   let init: Node | undefined = n.init;
   if (init?.kind === "block" && init.body.length === 1) init = init.body[0];
   if (init?.kind === "decl" && init.v === c.v && init.initializer?.expr)
-    return constantValue(init.initializer.expr);
+    return integerConstant(init.initializer.expr);
   if (init?.kind === "exprstmt" && init.lhs.kind === "assign" && init.lhs.lhs.kind === "var")
-    return init.lhs.lhs.v === c.v ? constantValue(init.lhs.rhs) : undefined;
+    return init.lhs.lhs.v === c.v ? integerConstant(init.lhs.rhs) : undefined;
   return undefined;
-}
-
-function constantValue(e: Expr): bigint | undefined {
-  const inner = e.kind === "cast" && isInteger(e.ty) ? e.lhs : e;
-  return inner.kind === "num" ? inner.ival : undefined;
 }

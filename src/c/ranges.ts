@@ -4,7 +4,7 @@
 // the branch never assigns qualify, and only in functions without labels (a goto could enter a
 // branch without passing its condition).
 import { forEachChild, type Expr, type Node, type Var } from "./ast.js";
-import { isInteger } from "./types.js";
+import { isInteger, type Type } from "./types.js";
 
 interface Bounds {
   v: Var;
@@ -38,9 +38,25 @@ function boundsOf(cond: Expr, truth: boolean): Bounds | null {
   }
 }
 
+/** An integer constant's value, also through an integer cast that keeps it unchanged. */
+export function integerConstant(e: Expr): bigint | undefined {
+  if (e.kind === "num") return e.ival;
+  if (e.kind !== "cast" || !isInteger(e.ty) || e.lhs.kind !== "num") return undefined;
+  const c = e.lhs.ival;
+  return c !== undefined && c >= minOf(e.ty) && c <= maxOf(e.ty) ? c : undefined;
+}
+
 function constantOf(e: Expr): bigint | null {
-  const inner = e.kind === "cast" && isInteger(e.ty) ? e.lhs : e;
-  return inner.kind === "num" && inner.ival !== undefined ? inner.ival : null;
+  return integerConstant(e) ?? null;
+}
+
+function minOf(t: Type): bigint {
+  return t.unsigned ? 0n : -(1n << BigInt(t.size * 8 - 1));
+}
+
+/** The largest value of an integer type. */
+export function maxOf(t: Type): bigint {
+  return (1n << BigInt(t.size * 8 - (t.unsigned ? 0 : 1))) - 1n;
 }
 
 /** The checked `v + c` and `v - c` nodes in `branch` (taken when `cond` is `truth`) whose
@@ -132,10 +148,7 @@ function integerRange(e: Expr, known: LocalBounds): [bigint, bigint] | null {
     case "cast": {
       if (!isInteger(e.ty) || !isInteger(e.lhs.ty)) return null;
       const r = integerRange(e.lhs, known);
-      const bits = BigInt(e.ty.size * 8);
-      const min = e.ty.unsigned ? 0n : -(1n << (bits - 1n));
-      const max = e.ty.unsigned ? (1n << bits) - 1n : (1n << (bits - 1n)) - 1n;
-      return r && r[0] >= min && r[1] <= max ? r : null;
+      return r && r[0] >= minOf(e.ty) && r[1] <= maxOf(e.ty) ? r : null;
     }
     case "binary": {
       if (e.op !== "*" || !isInteger(e.ty)) return null;

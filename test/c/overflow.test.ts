@@ -126,6 +126,8 @@ test("a branch's condition drops only the checks it proves; the rest still trap"
       4,
       12,
     ],
+    // A constant cast to int is compared as its converted value (INT_MIN here): no bound.
+    [`int c(int n) { return n >= (int)2147483648L ? n - 1 : 0; }\nc(${min})`, 1, 49],
     // The guard is on another variable.
     [`int k(int n, int m) { return m < 2 ? 0 : n - 1; }\nk(${min}, 7)`, 1, 44],
   ];
