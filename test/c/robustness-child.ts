@@ -32,9 +32,11 @@ for (let index = Number(startArg); index < cases.length; index++) {
 
 // A normal program after thousands of hostile ones must still give the right answer.
 const health = runC("int f(int n){int r=1;while(n>1){r=r*n;n=n-1;}return r;} return f(10);");
-send({
+const report: ChildMessage = {
   type: "health",
   ok: health.ok && health.text === "3628800",
   detail: health.ok ? health.text : JSON.stringify(health.error),
-});
-process.disconnect?.();
+};
+// Disconnect only once the report is written: closing the channel cancels writes still queued
+// on it, and the parent read the lost results as a crash of the case after the last it got.
+if (process.send) process.send(report, () => process.disconnect());
