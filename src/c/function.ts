@@ -47,7 +47,7 @@ import {
   weight,
   type CountedLoop,
 } from "./metering.js";
-import { alwaysReturns, checksProvenByGuard } from "./ranges.js";
+import { addressRange, alwaysReturns, checksProvenByGuard } from "./ranges.js";
 import { keepShape } from "./shapes.js";
 import { funcType, isAggregate, T, valType, varargSlots, type Type, typeName } from "./types.js";
 import { FuncBuilder, Op, PrefixOp, releaseWriter, TypeTable, type ValType } from "./wasm.js";
@@ -196,8 +196,9 @@ export class FunctionGenerator {
   private labelsIn = new Map<Node, Set<number>>();
   private readonly caseNumber = new Map<Node, number>();
   private gotoTarget = -1;
-  /** Lower bounds of counted loops' variables, inside those loops' bodies (see countedStart). */
+  /** Bounds of counted loops' variables, inside those loops' bodies (see countedStart). */
   private readonly lowerBounds = new Map<Var, bigint>();
+  private readonly upperBounds = new Map<Var, bigint>();
   /** Checked operations proven to stay in range (a counted loop's `i++`, see countedIncrement). */
   private readonly cannotOverflow = new Set<object>();
   /** Scratch locals of the overflow checks (used only between an operation and its check). */
@@ -742,12 +743,12 @@ export class FunctionGenerator {
           const c = Number(BigInt.asIntN(32, intValue(p.rhs)));
           if (c >= 0 && c < 1 << 20) {
             this.expr(p.lhs);
-            if (access) this.nullCheck(n);
+            if (access && !this.aboveNullGuard(p.lhs)) this.nullCheck(n);
             return c;
           }
         }
         this.expr(p);
-        if (access) this.nullCheck(n);
+        if (access && !this.aboveNullGuard(p)) this.nullCheck(n);
         return 0;
       }
       case "member":
@@ -766,6 +767,13 @@ export class FunctionGenerator {
       default:
         throw typeError("expression is not an lvalue", n);
     }
+  }
+  /** Whether an address is proven outside the null guard (a global array indexed by loop
+   * variables with constant bounds: `a[i][k]` in matmul's loops). */
+  private aboveNullGuard(p: Expr): boolean {
+    if (this.upperBounds.size === 0) return false;
+    const r = addressRange(p, { low: this.lowerBounds, high: this.upperBounds });
+    return !!r && r[0] >= BigInt(this.ctx.opts.nullGuard ?? 0) && r[1] < 1n << 32n;
   }
   /** With an address on the stack, traps if it points into the null guard (NULL, or a small
    * offset from it: `p->next` of a NULL p). The C library's code is exempt (see Func.library). */
@@ -977,6 +985,13 @@ export class FunctionGenerator {
           counted && (incInRange || !this.ctx.opts.wrapv) ? countedStart(n, counted) : undefined;
         const outerBound = counted ? this.lowerBounds.get(counted.v) : undefined;
         if (start !== undefined) this.lowerBounds.set(counted!.v, start);
+        // In the body, i < bound held and the body never assigns i.
+        const last =
+          counted && counted.bound.kind === "num" && counted.bound.ival !== undefined
+            ? counted.bound.ival - (counted.inclusive ? 0n : 1n)
+            : undefined;
+        const outerLast = counted ? this.upperBounds.get(counted.v) : undefined;
+        if (last !== undefined) this.upperBounds.set(counted!.v, last);
         fb.blockOp(Op.block);
         this.labels.push("break");
         fb.blockOp(Op.loop);
@@ -994,10 +1009,8 @@ export class FunctionGenerator {
         this.stmt(n.then);
         fb.op(Op.end);
         this.labels.pop();
-        if (start !== undefined) {
-          if (outerBound === undefined) this.lowerBounds.delete(counted!.v);
-          else this.lowerBounds.set(counted!.v, outerBound);
-        }
+        if (start !== undefined) restore(this.lowerBounds, counted!.v, outerBound);
+        if (last !== undefined) restore(this.upperBounds, counted!.v, outerLast);
         if (n.inc) this.discard(n.inc);
         if (!counted) this.fb.at(n);
         if (!counted) this.meterLoop(w);
@@ -1977,4 +1990,10 @@ export function meteredWrapper(f: Func, body: number, opts: CodegenOptions): Fun
 /** maxCallDepth as an i32 counter can hold it (the host's stack ends a recursion long before). */
 function callDepthCap(opts: CodegenOptions): number {
   return Math.min(opts.maxCallDepth, 0x7fffffff);
+}
+
+/** Puts back a map entry as it was before (absent when `was` is undefined). */
+function restore<K, V>(map: Map<K, V>, key: K, was: V | undefined): void {
+  if (was === undefined) map.delete(key);
+  else map.set(key, was);
 }

@@ -88,3 +88,62 @@ export function alwaysReturns(n: Node): boolean {
   if (n.kind === "return") return true;
   return n.kind === "block" && n.body.length > 0 && alwaysReturns(n.body[n.body.length - 1]!);
 }
+
+/** What the code generator knows about register locals where it stands (counted loops'
+ * variables inside their bodies): inclusive lower and upper bounds. */
+export interface LocalBounds {
+  low: ReadonlyMap<Var, bigint>;
+  high: ReadonlyMap<Var, bigint>;
+}
+
+/** The exact range of an address expression (array indexing of a global array by locals with
+ * known bounds: `a[i][k]` in loops up to constants), or null if unknown. The wasm arithmetic
+ * wraps modulo 2^32, so a range inside [0, 2^32) is the address's actual range. */
+export function addressRange(e: Expr, known: LocalBounds): [bigint, bigint] | null {
+  switch (e.kind) {
+    case "var":
+      return e.v.global && e.ty.kind === "array" ? [BigInt(e.v.addr), BigInt(e.v.addr)] : null;
+    case "cast":
+      return e.ty.kind === "ptr" ? addressRange(e.lhs, known) : null;
+    case "deref":
+      // A row of an array of arrays: its address, not a load.
+      return e.ty.kind === "array" ? addressRange(e.lhs, known) : null;
+    case "binary": {
+      if (e.op !== "+" || e.ty.kind !== "ptr") return null;
+      const base = addressRange(e.lhs, known);
+      const idx = base && integerRange(e.rhs, known);
+      return idx ? [base![0] + idx[0], base![1] + idx[1]] : null;
+    }
+    default:
+      return null;
+  }
+}
+
+function integerRange(e: Expr, known: LocalBounds): [bigint, bigint] | null {
+  switch (e.kind) {
+    case "num":
+      return e.ival !== undefined ? [e.ival, e.ival] : null;
+    case "var": {
+      if (e.v.global || e.v.inMemory) return null;
+      const low = known.low.get(e.v);
+      const high = known.high.get(e.v);
+      return low !== undefined && high !== undefined ? [low, high] : null;
+    }
+    case "cast": {
+      if (!isInteger(e.ty) || !isInteger(e.lhs.ty)) return null;
+      const r = integerRange(e.lhs, known);
+      const bits = BigInt(e.ty.size * 8);
+      const min = e.ty.unsigned ? 0n : -(1n << (bits - 1n));
+      const max = e.ty.unsigned ? (1n << bits) - 1n : (1n << (bits - 1n)) - 1n;
+      return r && r[0] >= min && r[1] <= max ? r : null;
+    }
+    case "binary": {
+      if (e.op !== "*" || !isInteger(e.ty)) return null;
+      const r = integerRange(e.lhs, known);
+      const c = e.rhs.kind === "num" ? e.rhs.ival : undefined;
+      return r && c !== undefined && c >= 0n ? [r[0] * c, r[1] * c] : null;
+    }
+    default:
+      return null;
+  }
+}

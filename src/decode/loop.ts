@@ -371,7 +371,9 @@ export class DecodeLoop {
   }
 
   private *drain(seqs: SequenceState[]): Generator<DecodeEvent> {
-    for (const s of seqs) yield* s.drainEvents();
+    for (const s of seqs) {
+      for (let ev = s.nextEvent(); ev; ev = s.nextEvent()) yield ev;
+    }
   }
 
   /** Evaluates each prompt (reusing a matching KV prefix when asked) so logits are ready. */

@@ -61,6 +61,9 @@ export function createLiveVm(engine: Engine, seq: number, profile?: VmProfileNam
 /** Where VM code is running, which decides what a checkpoint or logit edit means. */
 export type VmPhase = "idle" | "setup" | "hook" | "region";
 
+/** What takeSteering returns when nothing is pending (every step, usually): no allocation. */
+const NO_STEERING: ReadonlyArray<[number, Float32Array]> = [];
+
 /** A region running on a VM worker, and its outcome once it is back. */
 interface Offload {
   region: Region;
@@ -221,9 +224,9 @@ export class SequenceState implements IntrinsicHost {
     this.queue.push(event);
   }
 
-  /** The queued events, oldest first; each is removed as it is yielded. */
-  *drainEvents(): Generator<DecodeEvent> {
-    while (this.queue.length > 0) yield this.queue.shift()!;
+  /** The oldest queued event, which is then no longer queued; undefined when none is. */
+  nextEvent(): DecodeEvent | undefined {
+    return this.queue.shift();
   }
 
   // ---- hooks and steering, as the loop consumes them ----
@@ -255,8 +258,8 @@ export class SequenceState implements IntrinsicHost {
   }
 
   /** The activation additions asked for since the last decode, which are then cleared. */
-  takeSteering(): Array<[number, Float32Array]> {
-    if (this.steering.size === 0) return [];
+  takeSteering(): ReadonlyArray<[number, Float32Array]> {
+    if (this.steering.size === 0) return NO_STEERING;
     const pending = [...this.steering];
     this.steering.clear();
     return pending;

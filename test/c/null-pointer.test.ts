@@ -59,3 +59,23 @@ test("an element of a NULL array of arrays traps at the element access, not at t
   assert.equal(write.line, 2);
   assert.equal(text("int g[3][4]; g[2][3] = 9; int (*q)[4] = g; q[2][3] + g[2][3]"), "18");
 });
+
+test("a global array indexed by loop variables skips the check only where their bounds prove it", () => {
+  // Where a sits, from the same declarations (globals are laid out in declaration order).
+  const prefix = "int a[4];\n";
+  const at = Number(text(`${prefix}(long)a`));
+  assert.ok(at >= 1024, `a at ${at}`);
+  assert.equal(
+    text(
+      `${prefix}int main() { int s = 0; for (int i = 0; i < 4; i++) { a[i] = i + 1; s += a[i]; } return s; }`,
+    ),
+    "10",
+  );
+  // Constant loop bounds that reach below the guard: the check stays and traps.
+  const first = -Math.floor(at / 4);
+  const loop = `  for (int i = ${first}; i < ${first + 2}; i++) s += a[i];`;
+  const e = fails(`${prefix}int f(void) {\n  int s = 0;\n${loop}\n  return s;\n}\nf()`);
+  assert.match(e.message, NULL_DEREF);
+  // At the subscript's '['.
+  assert.deepEqual([e.line, e.column], [4, loop.indexOf("a[i]") + 2]);
+});
