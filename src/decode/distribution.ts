@@ -3,10 +3,11 @@
 // LogitState (token statistics, top_k_*, vocab_entropy, logit_top_p) all call these.
 //
 // Each is one or a few SIMD passes over the logits (vocab-kernels.ts) plus work on the few
-// candidates they leave. Exactness by arithmetic: sums are float64; a token more than 87.3 nats below the most
-// likely one is left out of the normaliser, which changes it by less than V·e^−87.3 (< 1e-32
-// relative for any vocabulary below 10^6 tokens); the float32 exponential is accurate to a few
-// ulp, so probabilities and entropy agree with a float64 computation to well within 1e-6.
+// candidates they leave. Exactness by arithmetic: sums are float64; a token in a block whose
+// maximum lies 40 nats below the most likely one (or 85.5 below its block's) is left out of the
+// normaliser, which changes it by less than V·e^−40 (< 5e-12 relative for any vocabulary below
+// 10^6 tokens); the float32 exponential is accurate to a few ulp, so probabilities and entropy
+// agree with a float64 computation to well within 1e-6.
 import { VocabBuffers } from "./vocab-kernels.js";
 
 export interface SoftmaxStats {

@@ -149,8 +149,8 @@ export class VocabBuffers {
    * that also fills `blockMaxima`. The kernel sums each block relative to its own maximum m
    * (float64 sums); here they are rescaled: Σ e^(x−M) = e^(m−M)·Σ e^(x−m), and
    * Σ e^(x−M)(x−M) = e^(m−M)·(Σ e^(x−m)(x−m) + (m − M)·Σ e^(x−m)). Tokens 85.5 nats or more
-   * below their block's maximum, and blocks 86 nats below M, are left out: each weighs under
-   * e^−86 of the most likely token.
+   * below their block's maximum are left out, and so are blocks SKIP_NATS (40) below M: each
+   * such token weighs under e^−40 of the most likely one (the bound is in simd-module.ts).
    */
   softmaxSums(): { max: number; z: number; weighted: number } {
     const max = this.k.blockStats(this.at.logits, this.padded, this.at.maxima, this.at.stats);

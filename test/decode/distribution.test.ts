@@ -23,8 +23,9 @@ function shapes(vocab: number, seed: number): Array<[string, Float32Array]> {
   const masked = Float32Array.from(body);
   for (let i = 0; i < vocab; i += 3) masked[i] = -Infinity;
   // Whole blocks of 256 far apart: the statistics pass sums each block relative to its own
-  // maximum and skips blocks 86 nats down, so every tier must still land on the float64 result.
-  const tiers = [0, -9, -30, -60, -95, MASKED_LOGIT];
+  // maximum and skips blocks 40 nats down, so every tier, on either side of that, must still
+  // land on the float64 result.
+  const tiers = [0, -9, -30, -39, -41, -60, -95, MASKED_LOGIT];
   const tiered = Float32Array.from(body, (x, i) => x + tiers[(i >> 8) % tiers.length]!);
   return [
     ["model-like", body],
