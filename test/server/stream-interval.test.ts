@@ -3,8 +3,8 @@
 // chunk. Either way the client assembles the same text, and a usage chunk ends the stream.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { storiesModelPath } from "../../src/paths.js";
-import { client, serve } from "./helpers.js";
+import { nanoModelPath, storiesModelPath } from "../../src/paths.js";
+import { client, question, serve } from "./helpers.js";
 
 async function streamStory(streamIntervalMs: number) {
   const server = await serve({ model: storiesModelPath, slots: 1, streamIntervalMs });
@@ -45,4 +45,28 @@ test("--stream-interval 0 sends each token in its own chunk; a long interval gat
     gathered.textChunks < each.completionTokens / 4,
     `${gathered.textChunks} chunks for ${each.completionTokens} tokens`,
   );
+});
+
+test("with a long interval, a region's injected result still leaves in a chunk of its own", async () => {
+  const server = await serve({ model: nanoModelPath, slots: 1, streamIntervalMs: 1000 });
+  try {
+    const stream = await client(server).chat.completions.create({
+      model: "ruffian-nano",
+      messages: [{ role: "user", content: question(4821, 377) }],
+      temperature: 0,
+      stream: true,
+    });
+    const pieces: string[] = [];
+    for await (const chunk of stream) {
+      const piece = chunk.choices[0]?.delta?.content ?? "";
+      if (piece !== "") pieces.push(piece);
+    }
+    assert.match(pieces.join(""), /\[C: 4821\s*\*\s*377\] = VM\[1817517\]/);
+    // A client tells injected text from the sampled tokens' text by its chunk: the text before
+    // it went out first, and what the model samples after it goes out later.
+    const result = pieces.find((p) => p.includes("1817517"));
+    assert.match(result ?? "", /^(?: = VM\[)?1817517\]$/, JSON.stringify(pieces));
+  } finally {
+    await server.close();
+  }
 });

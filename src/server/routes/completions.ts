@@ -116,14 +116,17 @@ async function complete(
           session,
           deadlineMs: ctx.limits.deadlineMs,
           onEvent: (ev) => {
-            // A rewind erases text the client has: what came before it must be in a chunk.
-            if (ev.type === "rewind" && unbuilt.has(c)) flush(c, false);
+            // A rewind erases text the client has, and injected text travels in a chunk of its
+            // own (a client tells it from the sampled tokens' text that way): what came before
+            // either must be in a chunk first.
+            const apart = ev.type === "rewind" || ev.type === "injection";
+            if (apart && unbuilt.has(c)) flush(c, false);
             c.handle(ev);
             if (c.failure !== undefined && !ticket.cancelled) ctx.scheduler.cancel(ticket, "error");
             if (ev.type === "done" || !stream) return;
             // Ruffian's events go out at once; plain text waits for the stream's next write
             // and goes out as one chunk with the text sampled after it.
-            if (c.hasPendingEvents) flush(c, false);
+            if (c.hasPendingEvents || ev.type === "injection") flush(c, false);
             else {
               unbuilt.add(c);
               stream.touch();
