@@ -20,7 +20,9 @@ let nano: RunningServer;
 let stories: RunningServer;
 before(async () => {
   nano = await serve({ slots: 16 });
-  stories = await serve({ model: storiesModelPath, slots: 2, queueLimit: 1 });
+  // A chunk per token (no gathering per write): the disconnect test reads a few chunks of a
+  // story that stories260K finishes in well under a second, then leaves mid-stream.
+  stories = await serve({ model: storiesModelPath, slots: 2, queueLimit: 1, streamIntervalMs: 0 });
 });
 after(async () => {
   await nano.close();
@@ -100,7 +102,8 @@ test("a client that disconnects mid-stream frees its slot within one decode step
   const reader = res.body!.getReader();
   let chunks = 0;
   while (chunks < 5) {
-    const { value } = await reader.read();
+    const { value, done } = await reader.read();
+    assert.ok(!done, `the stream ended after ${chunks} chunks, before the client could leave`);
     chunks += new TextDecoder().decode(value).split("data: ").length - 1;
   }
   assert.equal(await metric(stories, "ruffian_slots_busy"), 1);
