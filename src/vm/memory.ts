@@ -9,16 +9,6 @@ export const NULL_GUARD = 1024;
 
 const roundUp = (n: number, a: number): number => Math.ceil(n / a) * a;
 
-/** Memories no bigger than this are kept for reuse (a medium-profile sandbox is 1.2 MB). */
-const SPARE_MAX_BYTES = 16 * 1024 * 1024;
-/** Sizes (initial/maximum pages) with a spare kept; the oldest size is dropped beyond this. */
-const SPARE_SIZES = 4;
-
-/** Zeroed memories of finished one-block sandboxes, one per size, for the next sandbox. A fresh
- * WebAssembly.Memory per runC cost more than the whole compile: V8 counts each as external
- * memory and ran a full collection about every 36 blocks, and every page of it faulted in anew. */
-const spares = new Map<string, WasmMemory>();
-
 export class VmMemory {
   readonly wasm: WasmMemory;
   readonly stackLow = NULL_GUARD;
@@ -27,9 +17,6 @@ export class VmMemory {
   private staticBytes = 0;
   private u8cache: Uint8Array;
   private dvcache: DataView;
-  /** Initial and maximum pages, the key of a spare of this size. */
-  private readonly sizeKey: string;
-  private readonly initialBytes: number;
 
   constructor(
     readonly limitBytes: number,
@@ -39,28 +26,10 @@ export class VmMemory {
     this.heapStart = this.stackTop;
     const maxPages = Math.floor(limitBytes / PAGE);
     const initial = Math.min(maxPages, Math.ceil((this.heapStart + PAGE) / PAGE));
-    this.sizeKey = `${initial}/${maxPages}`;
-    this.initialBytes = initial * PAGE;
-    const spare = spares.get(this.sizeKey);
-    spares.delete(this.sizeKey);
-    this.wasm = spare ?? new Wasm.Memory({ initial, maximum: maxPages });
+    this.wasm = new Wasm.Memory({ initial, maximum: maxPages });
     this.u8cache = new Uint8Array(this.wasm.buffer);
     this.dvcache = new DataView(this.wasm.buffer);
     this.setState(HEAP_TOP, this.heapStart);
-  }
-
-  /** Hands this memory, zeroed, to the next VmMemory of the same size. Only for a sandbox that
-   * nothing will touch again (runC's one-block session): it must not be used afterwards. A
-   * memory that grew stays out, so a reused one is indistinguishable from a fresh one. */
-  recycle(): void {
-    const bytes = this.wasm.buffer.byteLength;
-    if (bytes !== this.initialBytes || bytes > SPARE_MAX_BYTES) return;
-    // Everything: C code may have written anywhere in its memory, and a sandbox must never
-    // see what an earlier one left there.
-    this.u8.fill(0);
-    spares.delete(this.sizeKey);
-    spares.set(this.sizeKey, this.wasm);
-    if (spares.size > SPARE_SIZES) spares.delete(spares.keys().next().value!);
   }
 
   private state(i: number): number {

@@ -156,11 +156,6 @@ export class VmSession {
     };
   }
 
-  /** Gives this session's memory to the next one: for a session that will never run again. */
-  recycleMemory(): void {
-    this.mem.recycle();
-  }
-
   /** The persistent `memory[]` ints (a fresh view each time: growth can move the buffer). */
   get memory(): Int32Array {
     return new Int32Array(this.mem.wasm.buffer, this.memoryAddr, MEMORY_INTS);
@@ -939,8 +934,5 @@ export function runCOnThisThread(
   }
   // Blocks another session adopted before handing this one over (see adoptDefinitions).
   for (const block of prelude) session.adoptDefinitions(block);
-  const outcome = session.run(source);
-  // Intrinsics may hold the memory past the run (the context they were given): keep it then.
-  if (!options?.intrinsics) session.recycleMemory();
-  return outcome;
+  return session.run(source);
 }
