@@ -519,6 +519,7 @@ export class VmSession {
     this.charged = 0;
     this.host.out = new OutputBuffer(this.limits.maxOutputBytes);
     const t0 = now();
+    const cpu0 = process.cpuUsage();
     this.deadline = t0 + this.limits.wallClockMs;
     const fn = ex[name] as (...a: Array<number | bigint>) => number | bigint | undefined;
     let result: number | bigint | undefined;
@@ -545,6 +546,8 @@ export class VmSession {
       activeTarget = outer;
     }
     stats.runMs = now() - t0;
+    const cpu = process.cpuUsage(cpu0);
+    stats.runCpuMs = (cpu.user + cpu.system) / 1000;
     stats.instructions = Math.max(0, this.granted - this.fuel.value + this.charged);
     if (error) return this.failure(error, this.host.out.text(), stats);
     if (exitCode !== null) {
