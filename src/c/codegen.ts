@@ -11,7 +11,14 @@ import { predictLongRunning } from "./metering.js";
 import type { Type } from "./types.js";
 import { encodeModule, TypeTable, type FuncSig, type ImportedFunc } from "./wasm.js";
 
-export { GLOBAL_DEPTH, GLOBAL_FUEL, GLOBAL_SP, OVERFLOW_OPS, TrapCode } from "./abi.js";
+export {
+  fuelWithinDepth,
+  GLOBAL_DEPTH,
+  GLOBAL_FUEL,
+  GLOBAL_SP,
+  OVERFLOW_OPS,
+  TrapCode,
+} from "./abi.js";
 export { LONG_RUNNING_ITERATIONS } from "./metering.js";
 
 export interface CodegenOptions {

@@ -4,7 +4,13 @@
 // VmFailure; nothing a program does escapes as an exception.
 import v8 from "node:v8";
 import { GlobalScope } from "../c/ast.js";
-import { OVERFLOW_OPS, TrapCode, generateModule, type CompiledModule } from "../c/codegen.js";
+import {
+  OVERFLOW_OPS,
+  TrapCode,
+  fuelWithinDepth,
+  generateModule,
+  type CompiledModule,
+} from "../c/codegen.js";
 import { CompileError } from "../c/errors.js";
 import {
   BRIDGE_MODULE_NAME,
@@ -127,6 +133,8 @@ export class VmSession {
   private charged = 0;
   private deadline = 0;
   private fuel: WasmGlobal | null = null;
+  /** The running block's call-depth global: where a recursion stands when it asks for fuel. */
+  private depth: WasmGlobal | null = null;
   /** What the host bridge calls while this session runs (built at the first instantiation). */
   private bridgeTarget: BridgeTarget | null = null;
 
@@ -488,7 +496,12 @@ export class VmSession {
     if (used >= this.limits.maxInstructions)
       throw new VmTrap("limit", limitMessage("instructions", this.limits), 0, 0);
     if (now() > this.deadline) throw new VmTrap("limit", limitMessage("time", this.limits), 0, 0);
-    const chunk = Math.min(FUEL_CHUNK, this.limits.maxInstructions - used);
+    // A recursion tests its depth only when its fuel runs out (see fuelWithinDepth).
+    const chunk = fuelWithinDepth(
+      Math.min(FUEL_CHUNK, this.limits.maxInstructions - used),
+      this.depth!.value,
+      this.limits.maxCallDepth,
+    );
     fuel.value = chunk;
     this.granted = used - this.charged + chunk;
   }
@@ -503,11 +516,15 @@ export class VmSession {
   ): VmOutcome {
     const ex = instance.exports;
     const sp = ex["sp"] as WasmGlobal;
-    const depth = ex["depth"] as WasmGlobal;
+    this.depth = ex["depth"] as WasmGlobal;
     this.fuel = ex["fuel"] as WasmGlobal;
     sp.value = this.mem.stackTop;
-    depth.value = 0;
-    const chunk = Math.min(FUEL_CHUNK, this.limits.maxInstructions);
+    this.depth.value = 0;
+    const chunk = fuelWithinDepth(
+      Math.min(FUEL_CHUNK, this.limits.maxInstructions),
+      0,
+      this.limits.maxCallDepth,
+    );
     this.fuel.value = chunk;
     this.granted = chunk;
     this.charged = 0;
