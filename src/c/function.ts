@@ -4,11 +4,13 @@
 // signed overflow, null pointers and recursion are checked.
 import {
   callDepthCap,
+  ENTRY_VALUE_ADDR,
   FUNCTION_TABLE,
   GLOBAL_DEPTH,
   GLOBAL_FUEL,
   GLOBAL_SP,
   HOST_TABLE,
+  leavesValueInMemory,
   OVERFLOW_OPS,
   overflowTrap,
   TrapCode,
@@ -334,7 +336,10 @@ export class FunctionGenerator {
       }
     if (this.spSave >= 0) fb.localGet(this.spSave).globalSet(GLOBAL_SP);
     if (frame > 0) fb.localGet(this.fp).i32(frame).op(Op.i32_add).globalSet(GLOBAL_SP);
-    if (this.ret >= 0) fb.localGet(this.ret);
+    if (this.ret >= 0 && leavesValueInMemory(f)) {
+      fb.i32(0).localGet(this.ret);
+      this.store(f.ty.ret!, ENTRY_VALUE_ADDR);
+    } else if (this.ret >= 0) fb.localGet(this.ret);
     if (this.metered) fb.localGet(this.fuelParam);
     return fb;
   }

@@ -5,6 +5,7 @@
 import v8 from "node:v8";
 import { GlobalScope } from "../c/ast.js";
 import {
+  ENTRY_VALUE_ADDR,
   OVERFLOW_OPS,
   TrapCode,
   fuelWithinDepth,
@@ -540,6 +541,7 @@ export class VmSession {
     activeTarget = this.bridgeTarget;
     try {
       result = fn(...args);
+      if (name === ENTRY_NAME) result = this.entryValue(fty.ret!);
     } catch (e) {
       if (e instanceof ExitSignal) exitCode = e.code;
       else {
@@ -565,6 +567,26 @@ export class VmSession {
       return { ...done, exitCode: exitCode & 0xff } as VmOutcome;
     }
     return this.finish(stats, { ok: true, value: this.toValue(result, fty.ret!) });
+  }
+
+  /** The value a block's entry left in memory (its wasm function returns nothing: see
+   * ENTRY_VALUE_ADDR), read as the wasm function would have returned it. */
+  private entryValue(ty: Type): number | bigint | undefined {
+    const dv = this.mem.dv;
+    switch (ty.kind) {
+      case "void":
+        return undefined;
+      case "long":
+        return dv.getBigInt64(ENTRY_VALUE_ADDR, true);
+      case "double":
+        return dv.getFloat64(ENTRY_VALUE_ADDR, true);
+      case "float":
+        return dv.getFloat32(ENTRY_VALUE_ADDR, true);
+      case "bool":
+        return dv.getUint8(ENTRY_VALUE_ADDR);
+      default:
+        return dv.getInt32(ENTRY_VALUE_ADDR, true);
+    }
   }
 
   private toValue(raw: number | bigint | undefined, ty: Type): VmValue {

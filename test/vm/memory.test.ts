@@ -200,6 +200,42 @@ test("a block declares only the signatures of the functions it defines and calls
   }
 });
 
+// A block's value would make its entry's signature differ with the value's type: the entry
+// leaves the value in memory instead, so a block that returns one declares the same signatures
+// as one that does not.
+test("a block returns its value without declaring a signature for it", () => {
+  const api = (globalThis as unknown as { WebAssembly: { Module: new (b: Uint8Array) => object } })
+    .WebAssembly;
+  const RealModule = api.Module;
+  const compiled: Uint8Array[] = [];
+  api.Module = class extends RealModule {
+    constructor(bytes: Uint8Array) {
+      super(bytes);
+      compiled.push(bytes);
+    }
+  };
+  try {
+    const cases: [string, string, unknown][] = [
+      ["123456789012L * 3", "long", 370370367036n],
+      ["-7", "int", -7],
+      ["4000000000U", "unsigned int", 4000000000],
+      ["1.5 * 3", "double", 4.5],
+      ["(float)1.25", "float", 1.25],
+      ["(_Bool)5", "_Bool", true],
+      ['"abc"', "char *", "abc"],
+      ["int k = 6; for (int i = 0; i < 3; i++) k += i; return k * 7;", "int", 63],
+    ];
+    for (const [source, ctype, value] of cases) {
+      const o = runC(source);
+      assert.ok(o.ok, o.ok ? "" : o.error.message);
+      assert.deepEqual(o.value, { ctype, value }, source);
+      assert.deepEqual(declaredSignatures(compiled.at(-1)!), [">"], source);
+    }
+  } finally {
+    api.Module = RealModule;
+  }
+});
+
 // String literals have static storage, so a session keeps every block's literals for good; a
 // literal identical to an earlier block's shares its storage (C allows it), so that the same
 // format string in every block does not take VM memory per block.
