@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { packageRoot } from "../src/paths.js";
 import { preprocess } from "../src/c/preprocess.js";
 import { tokenize } from "../src/c/tokenize.js";
-import { VmSession, runC } from "../src/vm/index.js";
+import { VmSession, runC, type VmOutcome } from "../src/vm/index.js";
 
 const RUNS = Math.max(1, Number(process.env.BENCH_RUNS ?? 3));
 const programsDir = join(packageRoot, "bench", "programs");
@@ -98,9 +98,9 @@ function timeProcess(command: string, args: string[], repeat = 1): Timed {
   return { wallMs, cpuMs: parseTimes(lines[lines.length - 1] ?? "") / repeat, stdout: run.stdout };
 }
 
-/** Native runs per measurement: enough for about 100 ms of CPU, so that bash's millisecond
- * resolution stays under 1% of it. */
-function repeatsFor(once: Timed): number {
+/** Runs per measurement: enough for about 100 ms of CPU, so that bash's millisecond
+ * resolution stays under 1% of a native one, and load spreads evenly over the VM's. */
+function repeatsFor(once: { cpuMs: number }): number {
   return Math.max(1, Math.min(BASELINE_REPEAT, Math.round(100 / Math.max(1, once.cpuMs))));
 }
 
@@ -179,11 +179,21 @@ function measure(name: string, source: string, peers: Peers): Row {
   const notes: string[] = [];
   let gccRepeat = 1;
   let tccRepeat = 1;
+  let vmRepeat = 1;
   for (let round = 0; round <= RUNS; round++) {
-    const cpuBefore = process.cpuUsage();
-    const outcome = runC(source, { profile: "huge" });
-    const cpu = process.cpuUsage(cpuBefore);
-    if (!outcome.ok) throw new Error(`${name}: ${outcome.error.kind}: ${outcome.error.message}`);
+    // Like the native runs, the VM runs repeatedly, for about 100 ms of CPU, and the round's
+    // values are means: a 5 ms run's single sample moves by tens of percent under load.
+    const runs: VmOutcome[] = [];
+    let runCCpuMs = 0;
+    for (let k = 0; k < vmRepeat; k++) {
+      const cpuBefore = process.cpuUsage();
+      const outcome = runC(source, { profile: "huge" });
+      const cpu = process.cpuUsage(cpuBefore);
+      if (!outcome.ok) throw new Error(`${name}: ${outcome.error.kind}: ${outcome.error.message}`);
+      runs.push(outcome);
+      runCCpuMs += (cpu.user + cpu.system) / 1000 / vmRepeat;
+    }
+    const outcome = runs[0]!;
     // The same program with signed-overflow checks off (-fwrapv): the checks' cost.
     const unchecked = runC(source, { profile: "huge", wrapv: true });
     if (!unchecked.ok) throw new Error(`${name} (wrapv): ${unchecked.error.message}`);
@@ -194,12 +204,17 @@ function measure(name: string, source: string, peers: Peers): Row {
       if (tccRun && tccRun.stdout !== outcome.stdout) notes.push("VM output differs from tcc");
       if (native) gccRepeat = repeatsFor(native);
       if (tccRun) tccRepeat = repeatsFor(tccRun);
+      vmRepeat = repeatsFor({ cpuMs: outcome.stats.runCpuMs ?? 0 });
       continue;
     }
-    const { compileMs, runMs, runCpuMs } = outcome.stats;
-    vmCompile.push(compileMs);
-    vmRun.push({ wallMs: runMs, cpuMs: runCpuMs ?? NaN });
-    runCCpu.push((cpu.user + cpu.system) / 1000);
+    const mean = (value: (o: VmOutcome) => number): number =>
+      runs.reduce((sum, o) => sum + value(o), 0) / runs.length;
+    vmCompile.push(mean((o) => o.stats.compileMs));
+    vmRun.push({
+      wallMs: mean((o) => o.stats.runMs),
+      cpuMs: mean((o) => o.stats.runCpuMs ?? NaN),
+    });
+    runCCpu.push(runCCpuMs);
     wrapvRun.push(unchecked.stats.runMs);
     if (native) gcc.push(native);
     if (tccRun) tcc.push(tccRun);

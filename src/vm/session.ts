@@ -9,6 +9,7 @@ import {
   HOST_FRAME_ADDR,
   OVERFLOW_OPS,
   TrapCode,
+  fuelWithinDepth,
   generateModule,
   type CompiledModule,
 } from "../c/codegen.js";
@@ -135,6 +136,8 @@ export class VmSession {
   private charged = 0;
   private deadline = 0;
   private fuel: WasmGlobal | null = null;
+  /** The running block's call-depth global: where a recursion stands when it asks for fuel. */
+  private depth: WasmGlobal | null = null;
   /** What the host bridge calls while this session runs (built at the first instantiation). */
   private bridgeTarget: BridgeTarget | null = null;
 
@@ -497,7 +500,12 @@ export class VmSession {
     if (used >= this.limits.maxInstructions)
       throw new VmTrap("limit", limitMessage("instructions", this.limits), 0, 0);
     if (now() > this.deadline) throw new VmTrap("limit", limitMessage("time", this.limits), 0, 0);
-    const chunk = Math.min(FUEL_CHUNK, this.limits.maxInstructions - used);
+    // A recursion tests its depth only when its fuel runs out (see fuelWithinDepth).
+    const chunk = fuelWithinDepth(
+      Math.min(FUEL_CHUNK, this.limits.maxInstructions - used),
+      this.depth!.value,
+      this.limits.maxCallDepth,
+    );
     fuel.value = chunk;
     this.granted = used - this.charged + chunk;
   }
@@ -512,11 +520,15 @@ export class VmSession {
   ): VmOutcome {
     const ex = instance.exports;
     const sp = ex["sp"] as WasmGlobal;
-    const depth = ex["depth"] as WasmGlobal;
+    this.depth = ex["depth"] as WasmGlobal;
     this.fuel = ex["fuel"] as WasmGlobal;
     sp.value = this.mem.stackTop;
-    depth.value = 0;
-    const chunk = Math.min(FUEL_CHUNK, this.limits.maxInstructions);
+    this.depth.value = 0;
+    const chunk = fuelWithinDepth(
+      Math.min(FUEL_CHUNK, this.limits.maxInstructions),
+      0,
+      this.limits.maxCallDepth,
+    );
     this.fuel.value = chunk;
     this.granted = chunk;
     this.charged = 0;
