@@ -453,7 +453,16 @@ export interface ModuleSpec {
   /** Function indices placed in a table at slots 0..n-1 (for call_indirect); null leaves a hole. */
   table: (number | null)[];
   exportTable?: string;
+  /** Marks every function for lazy compilation in a compilation-hints section (V8's
+   * --experimental-wasm-compilation-hints), so that V8 can compile it lazily while its
+   * process-wide --wasm-lazy-compilation stays off (see src/vm/tiers.ts). */
+  lazyHints?: boolean;
 }
+
+/** The compilation-hints section's name, and its hint byte for "lazy, default tiers"
+ * (strategy in bits 0-1: 1 = lazy; baseline and top tier in bits 2-5: 0 = V8's default). */
+const HINTS_SECTION = "compilationHints";
+const HINT_LAZY = 0x01;
 
 /** The module being encoded, and one section's content before its size is known: reused by
  * every encodeModule call (compiling is synchronous, so calls never overlap). */
@@ -542,6 +551,14 @@ export function encodeModule(spec: ModuleSpec, types: TypeTable): EncodedModule 
   sec.u32(funcTypes.length);
   for (const t of funcTypes) sec.u32(t);
   endSection(out, 3);
+
+  if (spec.lazyHints) {
+    // A custom section, which V8 reads only between the function and the code sections.
+    sec = beginSection();
+    sec.name(HINTS_SECTION).u32(funcTypes.length);
+    for (let i = 0; i < funcTypes.length; i++) sec.byte(HINT_LAZY);
+    endSection(out, 0);
+  }
 
   sec = beginSection();
   sec.u32(1).byte(0x70).byte(0x00).u32(spec.table.length);
