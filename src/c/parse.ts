@@ -44,6 +44,7 @@ import {
   isNumeric,
   isPointerLike,
   isScalar,
+  newType,
   pointerTo,
   promote,
   sameType,
@@ -775,13 +776,13 @@ export class Parser {
         if (found.kind !== kind) throw typeError(`'${tag}' is not a ${kind}`, at);
         return found;
       }
-      const fwd: Type = { kind, size: 0, align: 1, tag, members: [], complete: false };
+      const fwd = aggregateType(kind, tag);
       this.declareTag(tag, fwd);
       return fwd;
     }
     this.expect("{");
     // Fill in a forward declaration in place so pointers to it see the members.
-    let ty: Type = { kind, size: 0, align: 1, tag, members: [], complete: false };
+    let ty = aggregateType(kind, tag);
     if (tag) {
       const cur = this.scopes.length
         ? this.scopes[this.scopes.length - 1]!.tags.get(tag)
@@ -1962,6 +1963,15 @@ function genericMatch(a: Type, b: Type): boolean {
     default:
       return !!a.unsigned === !!b.unsigned && a.size === b.size;
   }
+}
+
+/** A struct or union type before its members are read. */
+function aggregateType(kind: "struct" | "union", tag: string | undefined): Type {
+  const ty = newType(kind, 0, 1);
+  ty.tag = tag;
+  ty.members = [];
+  ty.complete = false;
+  return ty;
 }
 
 function withParamNames(ty: Type, names: Token[]): Type {
