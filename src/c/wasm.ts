@@ -486,17 +486,27 @@ function writeSig(out: ByteWriter, sig: FuncSig): void {
   for (const r of sig.results) out.byte(VALTYPE[r]);
 }
 
-const sigKey = (s: FuncSig): string => s.params.join(",") + ">" + s.results.join(",");
+/** Value types as base-5 digits (0 separates parameters from results). */
+const SIG_DIGIT: Record<ValType, number> = { i32: 1, i64: 2, f32: 3, f64: 4 };
+
+/** A signature's key: its parameter digits, a 0, its result digits, read as one base-5 number
+ * (exact up to 22 digits; longer signatures are keyed by their spelling). No string is built
+ * for the usual signature, and the number is unique: only parameterless signatures lack the 0. */
+function sigKey(s: FuncSig): number | string {
+  if (s.params.length + s.results.length > 21)
+    return s.params.join(",") + ">" + s.results.join(",");
+  let k = 0;
+  for (const p of s.params) k = k * 5 + SIG_DIGIT[p];
+  k *= 5;
+  for (const r of s.results) k = k * 5 + SIG_DIGIT[r];
+  return k;
+}
 
 /** Interns function signatures so that call_indirect can name a type index. */
 export class TypeTable {
   readonly sigs: FuncSig[] = [];
-  private readonly index = new Map<string, number>();
-  /** By identity first: the host bridge's signatures are the same objects in every call. */
-  private readonly bySig = new Map<FuncSig, number>();
+  private readonly index = new Map<number | string, number>();
   indexOf(sig: FuncSig): number {
-    const known = this.bySig.get(sig);
-    if (known !== undefined) return known;
     const k = sigKey(sig);
     let i = this.index.get(k);
     if (i === undefined) {
@@ -504,7 +514,6 @@ export class TypeTable {
       this.sigs.push(sig);
       this.index.set(k, i);
     }
-    this.bySig.set(sig, i);
     return i;
   }
 }
