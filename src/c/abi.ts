@@ -31,6 +31,20 @@ export const GLOBAL_SP = 0;
 export const GLOBAL_FUEL = 1;
 export const GLOBAL_DEPTH = 2;
 
+/** maxCallDepth as the i32 depth counters can hold it (the host's stack ends a recursion long
+ * before). */
+export function callDepthCap(maxCallDepth: number): number {
+  return Math.min(maxCallDepth, 0x7fffffff);
+}
+
+/** The fuel the host may hand out at once when the innermost frame of a function that may
+ * recurse is `depth` calls deep: no more than the calls still allowed to nest. Every such call
+ * burns a unit of fuel, so the depth cannot pass its limit before the fuel runs out, and a
+ * function checks its depth only then, on the path that refuels (see FunctionGenerator). */
+export function fuelWithinDepth(fuel: number, depth: number, maxCallDepth: number): number {
+  return Math.max(0, Math.min(fuel, callDepthCap(maxCallDepth) - depth));
+}
+
 /** Table 0 is the host bridge's (imported); table 1 holds the block's function pointers. */
 export const HOST_TABLE = 0;
 export const FUNCTION_TABLE = 1;

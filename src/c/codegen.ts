@@ -13,6 +13,7 @@ import { encodeModule, TypeTable, type FuncSig, type ImportedFunc } from "./wasm
 
 export {
   ENTRY_VALUE_ADDR,
+  fuelWithinDepth,
   GLOBAL_DEPTH,
   GLOBAL_FUEL,
   GLOBAL_SP,

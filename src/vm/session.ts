@@ -9,6 +9,7 @@ import {
   HOST_FRAME_ADDR,
   OVERFLOW_OPS,
   TrapCode,
+  fuelWithinDepth,
   generateModule,
   type CompiledModule,
 } from "../c/codegen.js";
@@ -135,6 +136,8 @@ export class VmSession {
   private charged = 0;
   private deadline = 0;
   private fuel: WasmGlobal | null = null;
+  /** The running block's call-depth global: where a recursion stands when it asks for fuel. */
+  private depth: WasmGlobal | null = null;
   /** What the host bridge calls while this session runs (built at the first instantiation). */
   private bridgeTarget: BridgeTarget | null = null;
 
@@ -497,7 +500,12 @@ export class VmSession {
     if (used >= this.limits.maxInstructions)
       throw new VmTrap("limit", limitMessage("instructions", this.limits), 0, 0);
     if (now() > this.deadline) throw new VmTrap("limit", limitMessage("time", this.limits), 0, 0);
-    const chunk = Math.min(FUEL_CHUNK, this.limits.maxInstructions - used);
+    // A recursion tests its depth only when its fuel runs out (see fuelWithinDepth).
+    const chunk = fuelWithinDepth(
+      Math.min(FUEL_CHUNK, this.limits.maxInstructions - used),
+      this.depth!.value,
+      this.limits.maxCallDepth,
+    );
     fuel.value = chunk;
     this.granted = used - this.charged + chunk;
   }
@@ -512,16 +520,21 @@ export class VmSession {
   ): VmOutcome {
     const ex = instance.exports;
     const sp = ex["sp"] as WasmGlobal;
-    const depth = ex["depth"] as WasmGlobal;
+    this.depth = ex["depth"] as WasmGlobal;
     this.fuel = ex["fuel"] as WasmGlobal;
     sp.value = this.mem.stackTop;
-    depth.value = 0;
-    const chunk = Math.min(FUEL_CHUNK, this.limits.maxInstructions);
+    this.depth.value = 0;
+    const chunk = fuelWithinDepth(
+      Math.min(FUEL_CHUNK, this.limits.maxInstructions),
+      0,
+      this.limits.maxCallDepth,
+    );
     this.fuel.value = chunk;
     this.granted = chunk;
     this.charged = 0;
     this.host.out = new OutputBuffer(this.limits.maxOutputBytes);
     const t0 = now();
+    const cpu0 = process.cpuUsage();
     this.deadline = t0 + this.limits.wallClockMs;
     const fn = ex[name] as (...a: Array<number | bigint>) => number | bigint | undefined;
     let result: number | bigint | undefined;
@@ -548,6 +561,8 @@ export class VmSession {
       activeTarget = outer;
     }
     stats.runMs = now() - t0;
+    const cpu = process.cpuUsage(cpu0);
+    stats.runCpuMs = (cpu.user + cpu.system) / 1000;
     stats.instructions = Math.max(0, this.granted - this.fuel.value + this.charged);
     if (error) return this.failure(error, this.host.out.text(), stats);
     if (exitCode !== null) {
