@@ -50,7 +50,7 @@ import {
   weight,
   type CountedLoop,
 } from "./metering.js";
-import { addressRange, alwaysReturns, checksProvenByGuard } from "./ranges.js";
+import { addressRange, alwaysReturns, checksProvenByGuard, integerConstant } from "./ranges.js";
 import { keepShape } from "./shapes.js";
 import { funcType, isAggregate, T, valType, varargSlots, type Type, typeName } from "./types.js";
 import { FuncBuilder, Op, PrefixOp, releaseWriter, TypeTable, type ValType } from "./wasm.js";
@@ -487,6 +487,34 @@ export class FunctionGenerator {
     fb.at(at).trapHere(overflowTrap(trapOp, v === "i64"));
     fb.op(Op.end).localGet(a);
     this.constOf(bits, c).op(v === "i32" ? Op.i32_add : Op.i64_add);
+    return true;
+  }
+  /** With [a] on the stack, pushes a * c for a signed constant c (|c| >= 2) and traps if it
+   * overflows: a is in range exactly when it lies between the bounds c leaves room for, one
+   * unsigned compare of its distance from the lower one. Returns false, emitting nothing, for
+   * other constants; the caller checks the general way. */
+  private checkedMulConst(v: "i32" | "i64", c: bigint, at: Node): boolean {
+    if (c > -2n && c < 2n) return false;
+    const bits = v === "i32" ? 32 : 64;
+    const max = (1n << BigInt(bits - 1)) - 1n;
+    const min = -max - 1n;
+    const floorDiv = (x: bigint, d: bigint): bigint => {
+      const q = x / d;
+      return q * d !== x && x < 0n !== d < 0n ? q - 1n : q;
+    };
+    const ceilDiv = (x: bigint, d: bigint): bigint => -floorDiv(-x, d);
+    const [low, high] =
+      c > 0n ? [ceilDiv(min, c), floorDiv(max, c)] : [ceilDiv(max, c), floorDiv(min, c)];
+    const fb = this.fb;
+    const a = this.scratchLocal(v === "i32" ? "i32b" : "i64a", v);
+    fb.localTee(a);
+    this.constOf(bits, low);
+    fb.op(v === "i32" ? Op.i32_sub : Op.i64_sub);
+    this.constOf(bits, BigInt.asIntN(bits, high - low));
+    fb.op(v === "i32" ? Op.i32_gt_u : Op.i64_gt_u).blockOp(Op.if);
+    fb.at(at).trapHere(overflowTrap("*", v === "i64"));
+    fb.op(Op.end).localGet(a);
+    this.constOf(bits, c).op(v === "i32" ? Op.i32_mul : Op.i64_mul);
     return true;
   }
   /** Loop back-edges count into a wasm local (a register) and settle with the shared tank only
@@ -1560,6 +1588,24 @@ export class FunctionGenerator {
       this.expr(n.rhs);
       this.checkedArith(op, v, n);
       return;
+    }
+    if (op === "*" && (v === "i32" || v === "i64") && this.checks(n)) {
+      // By a constant: one range test of the other operand (a constant has no effects, so
+      // `c * x` may evaluate x first).
+      const bits = v === "i32" ? 32 : 64;
+      const constant = (e: Expr): bigint | undefined => {
+        const c = integerConstant(e);
+        return c === undefined ? undefined : BigInt.asIntN(bits, c);
+      };
+      const right = constant(n.rhs);
+      const left = right === undefined && !lhsPushed ? constant(n.lhs) : undefined;
+      if (right !== undefined && this.checkedMulConst(v, right, n)) return;
+      if (left !== undefined && (left <= -2n || left >= 2n)) {
+        fb.op(Op.drop);
+        this.expr(n.rhs);
+        this.checkedMulConst(v, left, n);
+        return;
+      }
     }
     if ((op === "/" || op === "%") && (v === "i32" || v === "i64")) {
       // An explicit check, so the error carries the operator's position.
