@@ -56,6 +56,13 @@ export const FUNCTION_TABLE = 1;
  * signature of its own per block. */
 export const ENTRY_VALUE_ADDR = 504;
 
+/** Where a host library call's arguments and result pass (a slot of 8 bytes each, the result
+ * in the first, in the low page under ENTRY_VALUE_ADDR), so that every host call goes through
+ * the bridge with the signature `>` and a block declares no signature per library function it
+ * calls (see ENTRY_VALUE_ADDR for why that matters). */
+export const HOST_FRAME_SLOTS = 4;
+export const HOST_FRAME_ADDR = ENTRY_VALUE_ADDR - 8 * HOST_FRAME_SLOTS;
+
 /** Whether a defined function leaves its result at ENTRY_VALUE_ADDR instead of returning it. */
 export function leavesValueInMemory(f: Func): boolean {
   return f.name === ENTRY_NAME && f.ty.ret!.kind !== "void";

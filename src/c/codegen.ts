@@ -17,6 +17,7 @@ export {
   GLOBAL_DEPTH,
   GLOBAL_FUEL,
   GLOBAL_SP,
+  HOST_FRAME_ADDR,
   OVERFLOW_OPS,
   TrapCode,
 } from "./abi.js";

@@ -9,6 +9,7 @@ import {
   GLOBAL_DEPTH,
   GLOBAL_FUEL,
   GLOBAL_SP,
+  HOST_FRAME_ADDR,
   HOST_TABLE,
   leavesValueInMemory,
   OVERFLOW_OPS,
@@ -354,15 +355,31 @@ export class FunctionGenerator {
   private trap(code: number, at: { line: number; col: number }): void {
     this.fb.at(at).trapHere(code);
   }
-  /** Calls a core or host library function through the host bridge's table. */
+  /** Calls a core or host library function through the host bridge's table. A host library
+   * function's arguments (on the wasm stack) go to the frame at HOST_FRAME_ADDR, and its
+   * result comes back from there. */
   private callHost(name: string): void {
     const { entries, slots } = this.ctx.bridge;
     const slot = slots.get(name)!;
+    const { sig, frame } = entries[slot]!;
+    const fb = this.fb;
+    if (frame) {
+      const held = frame.params.map((t, k) => this.scratchLocal(`frame${k}${t}`, t));
+      for (let k = held.length - 1; k >= 0; k--) fb.localSet(held[k]!);
+      held.forEach((local, k) => {
+        fb.i32(0).localGet(local);
+        const f64 = frame.params[k] === "f64";
+        fb.mem(f64 ? Op.f64_store : Op.i32_store, f64 ? 3 : 2, HOST_FRAME_ADDR + 8 * k);
+      });
+    }
     // The host runs no C code: only the fuel goes through the global, and the depth for
     // refuel, which hands out no more fuel than the calls still allowed (fuelWithinDepth).
     this.leaveMetered(name === "refuel");
-    this.fb.i32(slot).callIndirect(this.ctx.types.indexOf(entries[slot]!.sig), HOST_TABLE);
+    fb.i32(slot).callIndirect(this.ctx.types.indexOf(sig), HOST_TABLE);
     this.enterMetered();
+    const result = frame?.results[0];
+    if (result === "f64") fb.i32(0).mem(Op.f64_load, 3, HOST_FRAME_ADDR);
+    else if (result) fb.i32(0).mem(Op.i32_load, 2, HOST_FRAME_ADDR);
   }
   /** Calls a module function or import with the C signature (args on the stack). */
   private callOut(index: number): void {

@@ -6,6 +6,7 @@ import v8 from "node:v8";
 import { GlobalScope } from "../c/ast.js";
 import {
   ENTRY_VALUE_ADDR,
+  HOST_FRAME_ADDR,
   OVERFLOW_OPS,
   TrapCode,
   fuelWithinDepth,
@@ -18,6 +19,7 @@ import {
   BRIDGE_TABLE,
   bridgeLayout,
   encodeHostBridge,
+  type BridgeEntry,
 } from "../c/host-bridge.js";
 import { C_LIBRARY, HOST_DECLARATIONS } from "../c/library.js";
 import { ENTRY_NAME, mainArgs, parse, type ParseHost } from "../c/parse.js";
@@ -446,6 +448,7 @@ export class VmSession {
   private instantiate(compiled: CompiledModule): WasmInstance {
     const { module, fresh } = compileModule(compiled.bytes, compiled.longRunning);
     this.bridgeTarget ??= {
+      mem: this.mem,
       core: {
         trap: (code: number, line: number, col: number) => {
           throw trapFor(code, line, col, this.limits);
@@ -629,6 +632,7 @@ export class VmSession {
 
 /** The host functions the bridge forwards to: those of the session that is running. */
 interface BridgeTarget {
+  mem: VmMemory;
   core: Record<"trap" | "refuel", (...a: number[]) => void>;
   host: Record<string, (...a: number[]) => number | void>;
 }
@@ -665,9 +669,10 @@ function hostBridge(): unknown {
     baseScope();
     const layout = bridgeLayout(hostTypes!);
     const imports: Record<string, Record<string, unknown>> = { core: {}, host: {} };
-    for (const { kind, name } of layout.entries) {
-      imports[kind]![name] =
-        kind === "core"
+    for (const { kind, name, frame } of layout.entries) {
+      imports[kind]![name] = frame
+        ? framedImport(name, frame)
+        : kind === "core"
           ? (...a: number[]) => activeTarget!.core[name as keyof BridgeTarget["core"]](...a)
           : (...a: number[]) => activeTarget!.host[name]!(...a);
     }
@@ -678,6 +683,35 @@ function hostBridge(): unknown {
   bridgeTable = instance.exports["host"];
   bridgeUses = 1;
   return bridgeTable;
+}
+
+/** The import behind a host function's bridge slot: it takes the arguments from the running
+ * session's frame at HOST_FRAME_ADDR and leaves the result there, converted as a wasm import's
+ * would be (see host-bridge.ts, BridgeEntry.frame). */
+function framedImport(name: string, frame: NonNullable<BridgeEntry["frame"]>): () => void {
+  const slot = (k: number): number => HOST_FRAME_ADDR + 8 * k;
+  const arg = (dv: DataView, k: number): number =>
+    frame.params[k] === "f64" ? dv.getFloat64(slot(k), true) : dv.getInt32(slot(k), true);
+  const arity = frame.params.length;
+  const result = frame.results[0];
+  return () => {
+    const target = activeTarget!;
+    const dv = target.mem.dv;
+    const f = target.host[name]!;
+    // Fixed arities: an arguments array per call would be garbage on every printf.
+    const r =
+      arity === 0
+        ? f()
+        : arity === 1
+          ? f(arg(dv, 0))
+          : arity === 2
+            ? f(arg(dv, 0), arg(dv, 1))
+            : arity === 3
+              ? f(arg(dv, 0), arg(dv, 1), arg(dv, 2))
+              : f(arg(dv, 0), arg(dv, 1), arg(dv, 2), arg(dv, 3));
+    if (result === "f64") target.mem.dv.setFloat64(slot(0), Number(r), true);
+    else if (result) target.mem.dv.setInt32(slot(0), Number(r) | 0, true);
+  };
 }
 
 /** Compiles a module. A block predicted to run long (a big loop nest, see codegen's
