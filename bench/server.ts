@@ -445,7 +445,7 @@ async function cancelLatency(): Promise<void> {
       await reader.read();
       await reader.read();
       controller.abort();
-      while (server.context.scheduler.busy > 0) await new Promise((r) => setImmediate(r));
+      while (server.context.host.busy > 0) await new Promise((r) => setImmediate(r));
     }
     const seconds = await metric(server, "ruffian_cancel_seconds_sum");
     const count = await metric(server, "ruffian_cancel_seconds_count");

@@ -83,7 +83,7 @@ export async function serveCommand(opts: ServeCommandOptions): Promise<number> {
   }
   const ctx = server.context;
   process.stdout.write(
-    `ruffian serve: ${server.url} · model ${ctx.modelId} · ${ctx.scheduler.slots} slots × ` +
+    `ruffian serve: ${server.url} · model ${ctx.modelId} · ${ctx.host.model.slots} slots × ` +
       `${ctx.limits.slotContext} tokens${ctx.apiKeys.length > 0 ? " · API key required" : ""}\n`,
   );
   await new Promise<void>((resolve) => {
