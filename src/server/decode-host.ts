@@ -7,6 +7,10 @@ import type { CancelReason } from "./scheduler.js";
 import type { ChatCompletionBody, CompletionBody } from "./schemas.js";
 import { ApiError } from "./errors.js";
 
+/** Where the engine, the decode loop and the scheduler run (`--decode-thread`). */
+export const DECODE_THREADS = ["worker", "main"] as const;
+export type DecodeThread = (typeof DECODE_THREADS)[number];
+
 /** What the model is, learned once it is loaded. */
 export interface ModelFacts {
   path: string;
@@ -19,8 +23,7 @@ export interface ModelFacts {
 
 /** How a choice's job ended: its done event (and the prompt tokens reused), or an error. */
 export type JobEnd =
-  | { done: DoneEvent; cancelled?: CancelReason; reused: number }
-  | { error: Error };
+  { done: DoneEvent; cancelled?: CancelReason; reused: number } | { error: Error };
 
 /** Where a request's events go, per choice. A throw ends only that choice, with the error. */
 export interface JobSink {
@@ -49,8 +52,7 @@ export interface StartedRequest extends StartedFacts {
 }
 
 export type RequestBody =
-  | { endpoint: "chat"; body: ChatCompletionBody }
-  | { endpoint: "text"; body: CompletionBody };
+  { endpoint: "chat"; body: ChatCompletionBody } | { endpoint: "text"; body: CompletionBody };
 
 export interface DecodeHost {
   readonly model: ModelFacts;
@@ -66,7 +68,8 @@ export interface DecodeHost {
   close(): Promise<void>;
 }
 
-export type TokenizeResult = { tokens: number[] } | { tokens: Array<{ id: number; piece: string }> };
+export type TokenizeResult =
+  { tokens: number[] } | { tokens: Array<{ id: number; piece: string }> };
 
 /** An error as it crosses threads (an ApiError keeps its status, code and headers). */
 export interface WireError {

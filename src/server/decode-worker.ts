@@ -25,9 +25,15 @@ let shown = { busy: -1, waiting: -1 };
 
 const send = (msg: FromWorker) => port.postMessage(msg);
 
+const STEP_MESSAGE_MS = Number(process.env.RUFFIAN_STEP_MESSAGE_MS ?? 0);
+let lastFlush = 0;
+
 /** Sends the step's events, metric changes and slot counts as one message. */
-function flush(): void {
+function flush(now = true): void {
   if (!host) return;
+  const time = performance.now();
+  if (!now && time - lastFlush < STEP_MESSAGE_MS) return;
+  lastFlush = time;
   const metrics = relay.take();
   const { busy, waiting } = host;
   if (out.length === 0 && !metrics && busy === shown.busy && waiting === shown.waiting) return;
@@ -82,17 +88,19 @@ function handle(msg: ToWorker): void {
           flush();
           send({ t: "closed" });
           port.close();
+          // Ends this thread only; its exit handlers give llama.cpp's log callback back.
+          process.exit(0);
         });
       return;
   }
 }
 
 /** Takes the messages waiting, then sends what the last step produced. */
-function atStep(): void {
+function atStep(waiting: boolean): void {
   if (host)
     for (let m = receiveMessageOnPort(port); m; m = receiveMessageOnPort(port))
       handle(m.message as ToWorker);
-  flush();
+  flush(waiting);
 }
 
 try {
@@ -107,4 +115,5 @@ try {
   send({ t: "failed", error: toWire(err) });
   await regionRunner.close();
   port.close();
+  process.exit(0);
 }

@@ -5,15 +5,11 @@ import { resolveModelPath } from "../engine/model-source.js";
 import type { VmProfileName } from "../vm/limits.js";
 import { buildApp, type ServerApp } from "./app.js";
 import { ServerContext, modelIdOf, type LoadedModel } from "./context.js";
-import type { DecodeHost } from "./decode-host.js";
+import type { DecodeHost, DecodeThread } from "./decode-host.js";
 import { openLocalHost, type HostOptions } from "./local-host.js";
 import { createMetrics } from "./metrics.js";
 import { openWorkerHost } from "./worker-host.js";
 import { DEFAULT_STREAM_INTERVAL_MS } from "./sse.js";
-
-/** Where the engine, the decode loop and the scheduler run. */
-export const DECODE_THREADS = ["worker", "main"] as const;
-export type DecodeThread = (typeof DECODE_THREADS)[number];
 
 export interface ServeOptions {
   /** GGUF path or hf: URI (cached). */
@@ -70,6 +66,7 @@ export interface RunningServer {
 }
 
 export { modelIdOf };
+export type { DecodeThread };
 
 /**
  * Listens first, then loads the model: while it loads, /health answers 503 `loading` and every

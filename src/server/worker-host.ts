@@ -54,7 +54,10 @@ export async function openWorkerHost(
     });
   }).catch(async (err) => {
     port1.close();
-    await worker.terminate();
+    // A worker that reported its failure ends itself; one that crashed is gone already.
+    await new Promise((resolve) =>
+      worker.threadId === -1 ? resolve(0) : worker.once("exit", resolve),
+    );
     throw err;
   });
   return new WorkerHost(worker, port1, model, metrics);
@@ -96,7 +99,13 @@ export class WorkerHost implements DecodeHost {
 
   async tokenize(content: string, addSpecial: boolean, withPieces: boolean) {
     const id = this.nextId++;
-    return (await this.call({ t: "tokenize", id, content, addSpecial, withPieces })) as TokenizeResult;
+    return (await this.call({
+      t: "tokenize",
+      id,
+      content,
+      addSpecial,
+      withPieces,
+    })) as TokenizeResult;
   }
 
   async detokenize(tokens: number[]): Promise<string> {
@@ -145,9 +154,9 @@ export class WorkerHost implements DecodeHost {
         for (const entry of msg.out) this.deliver(entry);
         return;
       case "closed":
+        // The worker ends itself (its exit handlers must run: see decode-worker.ts).
         this.gone = new Error("the server is shutting down");
         this.port.close();
-        void this.worker.terminate();
         return;
     }
   }
