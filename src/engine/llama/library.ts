@@ -298,6 +298,16 @@ function installLogCapture(api: LlamaApi): void {
   if (!isMainThread) process.once("exit", () => api.llama_log_set(null, null));
 }
 
+/**
+ * Points llama.cpp's one log callback at this thread's again. With engines on several threads
+ * (a server's decode worker beside another), the callback is whichever thread set it last, or
+ * llama.cpp's default (stderr) once that thread is gone: a thread about to load or free a model
+ * takes it back, so that what that logs is captured, not printed.
+ */
+export function claimLlamaLog(api: LlamaApi): void {
+  if (logCallback !== undefined) api.llama_log_set(logCallback, null);
+}
+
 /** Warnings and errors llama.cpp logged since the last call, joined into one line. */
 export function takeRecentLog(): string {
   const text = recentLog
