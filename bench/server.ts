@@ -8,7 +8,8 @@
 //   node dist/bench/server.js load [runs]   (only the load run, repeated: a stress reproducer)
 //   node dist/bench/server.js ab OTHER-CHECKOUT [clients] [max-tokens] [rounds]
 //     (A/B: this checkout's server against another built checkout's, same requests, interleaved;
-//     OTHER-CHECKOUT `main-thread` is this checkout with `--decode-thread main`)
+//     OTHER-CHECKOUT `main-thread` is this checkout with `--decode-thread main`, `threads=N` this
+//     checkout with N llama.cpp threads)
 import { spawn, spawnSync } from "node:child_process";
 import { readFileSync, readdirSync } from "node:fs";
 import { openEngine } from "../src/engine/open.js";
@@ -124,6 +125,7 @@ async function spawnServer(
   slots: number,
   root = packageRoot,
   extraArgs: readonly string[] = [],
+  serverThreads = threads,
 ): Promise<{ url: string; pid: number; stop(): void }> {
   const bin = join(root, "bin", "ruffian.js");
   const child = spawn(
@@ -131,7 +133,7 @@ async function spawnServer(
     [bin, "serve", "--model", model, "--port", "0", "--slots", String(slots), ...extraArgs],
     {
       stdio: ["ignore", "pipe", "inherit"],
-      env: { ...process.env, RUFFIAN_THREADS: String(threads) },
+      env: { ...process.env, RUFFIAN_THREADS: String(serverThreads) },
     },
   );
   let out = "";
@@ -416,10 +418,13 @@ async function abRun(other: string): Promise<void> {
   console.log(
     `A = ${other}, B = ${packageRoot}; stories260K, ${abClients} clients × ${maxTokens} tokens, ${rounds} rounds, load ${loadAverage()}`,
   );
+  const otherThreads = /^threads=(\d+)$/.exec(other)?.[1];
   const a =
     other === "main-thread"
       ? await spawnServer(stories.model, abClients, packageRoot, ["--decode-thread", "main"])
-      : await spawnServer(stories.model, abClients, other);
+      : otherThreads
+        ? await spawnServer(stories.model, abClients, packageRoot, serveArgs, Number(otherThreads))
+        : await spawnServer(stories.model, abClients, other);
   const b = await spawnServer(stories.model, abClients, packageRoot, serveArgs);
   const runsA: Array<Awaited<ReturnType<typeof serverRun>>> = [];
   const runsB: typeof runsA = [];

@@ -25,15 +25,9 @@ let shown = { busy: -1, waiting: -1 };
 
 const send = (msg: FromWorker) => port.postMessage(msg);
 
-const STEP_MESSAGE_MS = Number(process.env.RUFFIAN_STEP_MESSAGE_MS ?? 0);
-let lastFlush = 0;
-
 /** Sends the step's events, metric changes and slot counts as one message. */
-function flush(now = true): void {
+function flush(): void {
   if (!host) return;
-  const time = performance.now();
-  if (!now && time - lastFlush < STEP_MESSAGE_MS) return;
-  lastFlush = time;
   const metrics = relay.take();
   const { busy, waiting } = host;
   if (out.length === 0 && !metrics && busy === shown.busy && waiting === shown.waiting) return;
@@ -96,11 +90,11 @@ function handle(msg: ToWorker): void {
 }
 
 /** Takes the messages waiting, then sends what the last step produced. */
-function atStep(waiting: boolean): void {
+function atStep(): void {
   if (host)
     for (let m = receiveMessageOnPort(port); m; m = receiveMessageOnPort(port))
       handle(m.message as ToWorker);
-  flush(waiting);
+  flush();
 }
 
 try {

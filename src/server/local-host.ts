@@ -43,7 +43,7 @@ export interface LocalHostParts {
   /** Runs regions that cannot read the model off the decode thread. */
   regionRunner: VmWorkerRunner;
   /** See SchedulerOptions.onStep. */
-  onStep?: (waiting: boolean) => void;
+  onStep?: () => void;
 }
 
 const ALL: ObserveOptions = { hidden: true, attention: true, kv: true, finalNorm: true };
