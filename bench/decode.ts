@@ -2,7 +2,8 @@
 // plain generation of the same model and threads, measured in one run at 512, 32,000 and 151,936
 // tokens (random-weight models written by the project's GGUF writer), plus the latency of one
 // region from its closing token to the next sampled token.
-// `npm run build && node dist/bench/decode.js [tokens] [rounds]`
+// `npm run build && node dist/bench/decode.js [tokens] [rounds] [vocabulary sizes…]` (the sizes
+// pick models: `node dist/bench/decode.js 100 15 151936` runs only the 152K row, with more rounds)
 import type { Token } from "node-llama-cpp";
 import { loadNodeLlamaModel } from "../src/engine/node-llama-cpp.js";
 import { openEngine } from "../src/engine/open.js";
@@ -17,6 +18,8 @@ import { startClock, type Cost } from "./clock.js";
 
 const tokens = Number(process.argv[2] ?? 200);
 const rounds = Number(process.argv[3] ?? 5);
+/** Vocabulary sizes to run (all three when none is given). */
+const only = process.argv.slice(4).map(Number);
 const prompt = "Once upon a time";
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
@@ -138,12 +141,23 @@ int main() { hook_set("force", ${ids.length}); return 0; }`;
   };
 }
 
+const randomModel = (vocab: number) => ensureRandomModel({ vocab });
+
 async function main(): Promise<void> {
-  const models = [
-    { name: "stories260K (512 vocab)", path: storiesModelPath },
-    { name: "random-llama (32,000 vocab)", path: await ensureRandomModel({ vocab: 32000 }) },
-    { name: "random-llama (151,936 vocab)", path: await ensureRandomModel({ vocab: 151936 }) },
+  const all = [
+    { name: "stories260K (512 vocab)", vocab: 512, path: () => storiesModelPath },
+    { name: "random-llama (32,000 vocab)", vocab: 32000, path: () => randomModel(32000) },
+    { name: "random-llama (151,936 vocab)", vocab: 151936, path: () => randomModel(151936) },
   ];
+  const chosen = all.filter((m) => only.length === 0 || only.includes(m.vocab));
+  if (chosen.length === 0) {
+    console.error(
+      `decode bench: no model has a vocabulary of ${only.join(", ")} (512, 32000, 151936)`,
+    );
+    process.exit(2);
+  }
+  const models = [];
+  for (const m of chosen) models.push({ name: m.name, path: await m.path() });
   console.log(
     `decode loop benchmark: ${tokens} tokens × ${rounds} rounds (median), ${defaultThreadCount()} thread(s), load average ${loadavg()
       .map((x) => x.toFixed(2))

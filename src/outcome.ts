@@ -11,6 +11,9 @@ export interface VmStats {
   compileMs: number;
   /** Milliseconds spent running it. */
   runMs: number;
+  /** CPU milliseconds the whole process (every thread, V8's compiler and collector helpers
+   * included) used while it ran, for comparing with a native program's CPU time; C only. */
+  runCpuMs?: number;
   /** Metered instructions (C) or evaluation steps (Lisp) used. */
   instructions: number;
   /** Bytes of VM memory in use at the end (heap + stack high-water mark). */

@@ -1,7 +1,7 @@
 // Stage 5: turns typed functions into one WebAssembly module: which functions it holds and
 // imports, their table and exports, and which may recurse; each function's body comes from
 // function.ts, its metering from metering.ts, and the trap codes and globals from abi.ts.
-import { meteredSig, userSig } from "./abi.js";
+import { compiledType, meteredSig, userSig } from "./abi.js";
 import type { Func, Var } from "./ast.js";
 import { CompileError } from "./errors.js";
 import { FunctionGenerator, meteredWrapper, type ModuleContext } from "./function.js";
@@ -11,7 +11,16 @@ import { predictLongRunning } from "./metering.js";
 import type { Type } from "./types.js";
 import { encodeModule, TypeTable, type FuncSig, type ImportedFunc } from "./wasm.js";
 
-export { GLOBAL_DEPTH, GLOBAL_FUEL, GLOBAL_SP, OVERFLOW_OPS, TrapCode } from "./abi.js";
+export {
+  ENTRY_VALUE_ADDR,
+  fuelWithinDepth,
+  GLOBAL_DEPTH,
+  GLOBAL_FUEL,
+  GLOBAL_SP,
+  HOST_FRAME_ADDR,
+  OVERFLOW_OPS,
+  TrapCode,
+} from "./abi.js";
 export { LONG_RUNNING_ITERATIONS } from "./metering.js";
 
 export interface CodegenOptions {
@@ -117,14 +126,14 @@ export function generateModule(opts: CodegenOptions): CompiledModule {
   const exportName = (f: Func): string | undefined =>
     opts.roots.includes(f.name) ? f.name : undefined;
   const functions = order.map((f) => ({
-    sig: recursive.has(f.name) ? meteredSig(f.ty) : userSig(f.ty),
+    sig: recursive.has(f.name) ? meteredSig(compiledType(f)) : userSig(compiledType(f)),
     body: new FunctionGenerator(ctx, f).generate(),
     exportName: recursive.has(f.name) ? undefined : exportName(f),
   }));
   for (const f of order)
     if (recursive.has(f.name))
       functions.push({
-        sig: userSig(f.ty),
+        sig: userSig(compiledType(f)),
         body: meteredWrapper(f, meteredIndex.get(f.name)!, opts),
         exportName: exportName(f),
       });

@@ -3,11 +3,15 @@
 // locals live in a shadow-stack frame in linear memory. Loops and calls are metered; division,
 // signed overflow, null pointers and recursion are checked.
 import {
+  callDepthCap,
+  ENTRY_VALUE_ADDR,
   FUNCTION_TABLE,
   GLOBAL_DEPTH,
   GLOBAL_FUEL,
   GLOBAL_SP,
+  HOST_FRAME_ADDR,
   HOST_TABLE,
+  leavesValueInMemory,
   OVERFLOW_OPS,
   overflowTrap,
   TrapCode,
@@ -276,10 +280,12 @@ export class FunctionGenerator {
     // Only functions on a call cycle can recurse without bound (loops are metered on their
     // own): each call burns a unit of fuel, and the call depth is bounded, a clean "stack
     // overflow" long before the host stack is at risk. Both counters are parameters
-    // (registers) and count down, so one sign test of their `or` covers both.
+    // (registers) and count down. The host never hands out more fuel than the calls still
+    // allowed to nest (fuelWithinDepth), so the depth is tested only when the fuel runs out:
+    // one test per call.
     if (this.metered) {
       fb.localGet(this.fuelParam).i32(1).op(Op.i32_sub).localTee(this.fuelParam);
-      fb.localGet(this.callsLeftParam).op(Op.i32_or).i32(0).op(Op.i32_lt_s).blockOp(Op.if);
+      fb.i32(0).op(Op.i32_lt_s).blockOp(Op.if);
       fb.localGet(this.callsLeftParam).i32(0).op(Op.i32_lt_s).blockOp(Op.if);
       this.trap(TrapCode.callDepth, f);
       fb.op(Op.end);
@@ -331,7 +337,10 @@ export class FunctionGenerator {
       }
     if (this.spSave >= 0) fb.localGet(this.spSave).globalSet(GLOBAL_SP);
     if (frame > 0) fb.localGet(this.fp).i32(frame).op(Op.i32_add).globalSet(GLOBAL_SP);
-    if (this.ret >= 0) fb.localGet(this.ret);
+    if (this.ret >= 0 && leavesValueInMemory(f)) {
+      fb.i32(0).localGet(this.ret);
+      this.store(f.ty.ret!, ENTRY_VALUE_ADDR);
+    } else if (this.ret >= 0) fb.localGet(this.ret);
     if (this.metered) fb.localGet(this.fuelParam);
     return fb;
   }
@@ -346,14 +355,31 @@ export class FunctionGenerator {
   private trap(code: number, at: { line: number; col: number }): void {
     this.fb.at(at).trapHere(code);
   }
-  /** Calls a core or host library function through the host bridge's table. */
+  /** Calls a core or host library function through the host bridge's table. A host library
+   * function's arguments (on the wasm stack) go to the frame at HOST_FRAME_ADDR, and its
+   * result comes back from there. */
   private callHost(name: string): void {
     const { entries, slots } = this.ctx.bridge;
     const slot = slots.get(name)!;
-    // The host runs no C code: only the fuel goes through the global.
-    this.leaveMetered(false);
-    this.fb.i32(slot).callIndirect(this.ctx.types.indexOf(entries[slot]!.sig), HOST_TABLE);
+    const { sig, frame } = entries[slot]!;
+    const fb = this.fb;
+    if (frame) {
+      const held = frame.params.map((t, k) => this.scratchLocal(`frame${k}${t}`, t));
+      for (let k = held.length - 1; k >= 0; k--) fb.localSet(held[k]!);
+      held.forEach((local, k) => {
+        fb.i32(0).localGet(local);
+        const f64 = frame.params[k] === "f64";
+        fb.mem(f64 ? Op.f64_store : Op.i32_store, f64 ? 3 : 2, HOST_FRAME_ADDR + 8 * k);
+      });
+    }
+    // The host runs no C code: only the fuel goes through the global, and the depth for
+    // refuel, which hands out no more fuel than the calls still allowed (fuelWithinDepth).
+    this.leaveMetered(name === "refuel");
+    fb.i32(slot).callIndirect(this.ctx.types.indexOf(sig), HOST_TABLE);
     this.enterMetered();
+    const result = frame?.results[0];
+    if (result === "f64") fb.i32(0).mem(Op.f64_load, 3, HOST_FRAME_ADDR);
+    else if (result) fb.i32(0).mem(Op.i32_load, 2, HOST_FRAME_ADDR);
   }
   /** Calls a module function or import with the C signature (args on the stack). */
   private callOut(index: number): void {
@@ -368,7 +394,7 @@ export class FunctionGenerator {
     const fb = this.fb;
     fb.localGet(this.fuelParam).globalSet(GLOBAL_FUEL);
     if (depth)
-      fb.i32(callDepthCap(this.ctx.opts))
+      fb.i32(callDepthCap(this.ctx.opts.maxCallDepth))
         .localGet(this.callsLeftParam)
         .op(Op.i32_sub)
         .globalSet(GLOBAL_DEPTH);
@@ -1981,15 +2007,10 @@ export function meteredWrapper(f: Func, body: number, opts: CodegenOptions): Fun
   const fb = new FuncBuilder(params);
   const depth = fb.addLocal("i32");
   for (let i = 0; i < params; i++) fb.localGet(i);
-  fb.globalGet(GLOBAL_FUEL).i32(callDepthCap(opts) - 1);
+  fb.globalGet(GLOBAL_FUEL).i32(callDepthCap(opts.maxCallDepth) - 1);
   fb.globalGet(GLOBAL_DEPTH).localTee(depth).op(Op.i32_sub).call(body);
   fb.globalSet(GLOBAL_FUEL).localGet(depth).globalSet(GLOBAL_DEPTH);
   return fb;
-}
-
-/** maxCallDepth as an i32 counter can hold it (the host's stack ends a recursion long before). */
-function callDepthCap(opts: CodegenOptions): number {
-  return Math.min(opts.maxCallDepth, 0x7fffffff);
 }
 
 /** Puts back a map entry as it was before (absent when `was` is undefined). */

@@ -3,6 +3,7 @@
 // the host through that imported table rather than by importing JS functions: V8 compiles a
 // JS-call wrapper per import signature for every module that imports JS functions (tens of µs
 // each, most of a short block's compile time), while a table of wasm functions needs none.
+import { HOST_FRAME_SLOTS } from "./abi.js";
 import { INLINE_FUNCTIONS } from "./library.js";
 import { valType, type Type } from "./types.js";
 import { FuncBuilder, TypeTable, encodeModule, type FuncSig, type ValType } from "./wasm.js";
@@ -36,8 +37,15 @@ export interface BridgeEntry {
   /** "core" for CORE_CALLS, "host" for a C library function implemented by the host. */
   kind: "core" | "host";
   name: string;
+  /** The signature of the table's slot. */
   sig: FuncSig;
+  /** A host function's own signature, whose arguments and result pass through the frame at
+   * HOST_FRAME_ADDR while the slot's signature is `>`. */
+  frame?: FuncSig;
 }
+
+/** The signature of every host library function's slot (see HOST_FRAME_ADDR). */
+export const FRAMED_SIG: FuncSig = { params: [], results: [] };
 
 /** The bridge's table: every entry with its slot (its index). */
 export interface BridgeLayout {
@@ -52,8 +60,13 @@ export function bridgeLayout(hostFunctions: Map<string, Type>): BridgeLayout {
   let layout = layouts.get(hostFunctions);
   if (!layout) {
     const entries: BridgeEntry[] = CORE_CALLS.map((c) => ({ kind: "core", ...c }));
-    for (const [name, ty] of hostFunctions)
-      if (!INLINE_FUNCTIONS.has(name)) entries.push({ kind: "host", name, sig: hostSig(ty) });
+    for (const [name, ty] of hostFunctions) {
+      if (INLINE_FUNCTIONS.has(name)) continue;
+      const frame = hostSig(ty);
+      if (frame.params.length > HOST_FRAME_SLOTS)
+        throw new Error(`host function '${name}' takes more than ${HOST_FRAME_SLOTS} arguments`);
+      entries.push({ kind: "host", name, sig: FRAMED_SIG, frame });
+    }
     layout = { entries, slots: new Map(entries.map((e, i) => [e.name, i])) };
     layouts.set(hostFunctions, layout);
   }

@@ -35,6 +35,13 @@ export class LogitState {
   /** Whether the buffer's block maxima belong to the current logits (a stats pass left them). */
   private maximaFresh = false;
   private readonly snapshots: Array<Float32Array | undefined> = new Array(SNAPSHOT_SLOTS);
+  /** The slot whose snapshot the buffer's scratch (beside the logits, where the diff kernel
+   * reads it) holds, or −1; `scratchOnly`: its `snapshots` entry is older than the scratch. A
+   * snapshot is taken into the scratch and copied out only when another slot needs the
+   * scratch, so the usual take, restore, diff of one slot copies the vocabulary twice, not
+   * three times. */
+  private scratchSlot = -1;
+  private scratchOnly = false;
   /** Edits made since the last load, in order (for replay on a later step). */
   readonly edits: LogitEdit[] = [];
 
@@ -187,12 +194,15 @@ export class LogitState {
 
   takeSnapshot(slot: number): void {
     this.checkSlot(slot);
-    const snap = (this.snapshots[slot] ??= new Float32Array(this.vocabSize));
-    snap.set(this.logits);
+    this.claimScratch(slot);
+    this.buf.scratch!.set(this.logits);
+    this.scratchOnly = true;
   }
 
+  /** The logits saved in `slot` (a view that the next snapshot may overwrite). */
   snapshot(slot: number): Float32Array {
     this.checkSlot(slot);
+    if (slot === this.scratchSlot) return this.buf.scratch!;
     const snap = this.snapshots[slot];
     if (!snap) throw new RangeError(`snapshot slot ${slot} is empty`);
     return snap;
@@ -200,7 +210,21 @@ export class LogitState {
 
   /** Σ |current − snapshot| over the vocabulary. */
   diff(slot: number): number {
-    this.buf.scratch!.set(this.snapshot(slot));
+    if (slot !== this.scratchSlot) {
+      const snap = this.snapshot(slot);
+      this.claimScratch(slot);
+      this.buf.scratch!.set(snap);
+    }
     return this.buf.absDiffScratch();
+  }
+
+  /** Makes the scratch hold `slot`, first saving the snapshot it held when only it has it. */
+  private claimScratch(slot: number): void {
+    if (slot === this.scratchSlot) return;
+    const held = this.scratchSlot;
+    if (held >= 0 && this.scratchOnly)
+      (this.snapshots[held] ??= new Float32Array(this.vocabSize)).set(this.buf.scratch!);
+    this.scratchSlot = slot;
+    this.scratchOnly = false;
   }
 }

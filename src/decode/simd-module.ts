@@ -72,7 +72,7 @@ const f64x2 = {
   add: simd(0xf0),
   mul: simd(0xf2),
 };
-const i32x4 = { splat: simd(0x11), shl: simd(0xab), add: simd(0xae) };
+const i32x4 = { splat: simd(0x11), shl: simd(0xab), add: simd(0xae), bitmask: simd(0xa4) };
 const v128 = { and: simd(0x4e), bitselect: simd(0x52), anyTrue: simd(0x53) };
 const HIGH_HALF = [8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3, 4, 5, 6, 7];
 const JOIN_LOW_HALVES = [0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23];
@@ -83,12 +83,10 @@ const op = {
   i32Shl: 0x74,
   f32Max: 0x97,
   f64Add: 0xa0,
-  f32Ge: 0x60,
   f32Gt: 0x5e,
   f32Sub: 0x93,
   f32Store: [0x38, 2, 0],
   else: 0x05,
-  f32Load: [0x2a, 2, 0],
   i32Store: [0x36, 2, 0],
   f64Store: [0x39, 3, 0],
   f64StoreAt: (offset: number) => [0x39, 3, ...u32(offset)],
@@ -588,52 +586,41 @@ function boundsKernel(): KernelFn {
   };
 }
 
-/** Writes the index of every float at p in [threshold, below) to out; returns how many. */
+/** Writes the index of every float at p in [threshold, below) to out; returns how many. A
+ * vector with hits yields a 4-bit lane mask whose set bits are listed lowest first (count
+ * trailing zeros, clear the lowest bit): a few instructions per hit, instead of a scalar
+ * reload and compare of all four lanes (the nucleus's edge collects thousands of tokens
+ * spread one or two per vector). */
 function collectKernel(): KernelFn {
   const [p, n, threshold, below, out] = [0, 1, 2, 3, 4];
-  const [end, count, base, lane, at, vThreshold, vBelow, x] = [5, 6, 7, 8, 9, 10, 11, 12];
-  const laneCheck = [
-    // for (lane = 0; lane < 4; lane++) if (threshold <= p[lane] < below) out[count++] = index
-    ...i32c(0),
-    ...set(lane),
+  const [end, count, base, bits, vThreshold, vBelow, x] = [5, 6, 7, 8, 9, 10, 11];
+  const listLanes = [
+    // do { out[count++] = (p − base) / 4 + ctz(bits); bits &= bits − 1 } while (bits)
     ...op.loop,
-    ...get(p),
-    ...get(lane),
-    ...i32c(2),
-    op.i32Shl,
-    op.i32Add,
-    ...tee(at),
-    ...op.f32Load,
-    ...tee(x),
-    ...get(threshold),
-    op.f32Ge,
-    ...get(x),
-    ...get(below),
-    0x5d, // f32.lt
-    0x71, // i32.and
-    ...op.if,
     ...get(out),
     ...get(count),
     ...i32c(2),
     op.i32Shl,
     op.i32Add,
-    ...get(at),
+    ...get(p),
     ...get(base),
     0x6b, // i32.sub
     ...i32c(2),
     0x76, // i32.shr_u
+    ...get(bits),
+    0x68, // i32.ctz
+    op.i32Add,
     ...op.i32Store,
     ...get(count),
     ...i32c(1),
     op.i32Add,
     ...set(count),
-    ...op.end,
-    ...get(lane),
+    ...get(bits),
+    ...get(bits),
     ...i32c(1),
-    op.i32Add,
-    ...tee(lane),
-    ...i32c(4),
-    0x49, // i32.lt_u
+    0x6b, // i32.sub
+    0x71, // i32.and
+    ...tee(bits),
     ...op.brIf(0),
     ...op.end,
   ];
@@ -641,7 +628,7 @@ function collectKernel(): KernelFn {
     name: "collect",
     params: [I32, I32, F32, F32, I32],
     results: [I32],
-    locals: [I32, I32, I32, I32, I32, V128, V128, F32],
+    locals: [I32, I32, I32, I32, V128, V128, V128],
     body: [
       ...splatInto(threshold, vThreshold),
       ...splatInto(below, vBelow),
@@ -649,16 +636,17 @@ function collectKernel(): KernelFn {
       ...eachVector(p, end, [
         ...get(p),
         ...vload(),
+        ...tee(x),
         ...get(vThreshold),
         ...f32x4.ge,
-        ...get(p),
-        ...vload(),
+        ...get(x),
         ...get(vBelow),
         ...f32x4.lt,
         ...v128.and,
-        ...v128.anyTrue,
+        ...i32x4.bitmask,
+        ...tee(bits),
         ...op.if,
-        ...laneCheck,
+        ...listLanes,
         ...op.end,
       ]),
       ...get(count),

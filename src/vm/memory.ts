@@ -42,12 +42,15 @@ export class VmMemory {
   get pages(): { min: number; max: number } {
     return { min: 1, max: Math.floor(this.limitBytes / PAGE) };
   }
+  // Growing the memory detaches its old buffer, and a view of a detached buffer has length 0:
+  // checking that costs a few ns, where reading `wasm.buffer` costs about 80 (an API call), on
+  // every host access to VM memory.
   get u8(): Uint8Array {
-    if (this.u8cache.buffer !== this.wasm.buffer) this.refresh();
+    if (this.u8cache.length === 0) this.refresh();
     return this.u8cache;
   }
   get dv(): DataView {
-    if (this.dvcache.buffer !== this.wasm.buffer) this.refresh();
+    if (this.u8cache.length === 0) this.refresh();
     return this.dvcache;
   }
   private refresh(): void {

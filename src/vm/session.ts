@@ -4,13 +4,22 @@
 // VmFailure; nothing a program does escapes as an exception.
 import v8 from "node:v8";
 import { GlobalScope } from "../c/ast.js";
-import { OVERFLOW_OPS, TrapCode, generateModule, type CompiledModule } from "../c/codegen.js";
+import {
+  ENTRY_VALUE_ADDR,
+  HOST_FRAME_ADDR,
+  OVERFLOW_OPS,
+  TrapCode,
+  fuelWithinDepth,
+  generateModule,
+  type CompiledModule,
+} from "../c/codegen.js";
 import { CompileError } from "../c/errors.js";
 import {
   BRIDGE_MODULE_NAME,
   BRIDGE_TABLE,
   bridgeLayout,
   encodeHostBridge,
+  type BridgeEntry,
 } from "../c/host-bridge.js";
 import { C_LIBRARY, HOST_DECLARATIONS } from "../c/library.js";
 import { ENTRY_NAME, mainArgs, parse, type ParseHost } from "../c/parse.js";
@@ -127,6 +136,8 @@ export class VmSession {
   private charged = 0;
   private deadline = 0;
   private fuel: WasmGlobal | null = null;
+  /** The running block's call-depth global: where a recursion stands when it asks for fuel. */
+  private depth: WasmGlobal | null = null;
   /** What the host bridge calls while this session runs (built at the first instantiation). */
   private bridgeTarget: BridgeTarget | null = null;
 
@@ -437,6 +448,7 @@ export class VmSession {
   private instantiate(compiled: CompiledModule): WasmInstance {
     const { module, fresh } = compileModule(compiled.bytes, compiled.longRunning);
     this.bridgeTarget ??= {
+      mem: this.mem,
       core: {
         trap: (code: number, line: number, col: number) => {
           throw trapFor(code, line, col, this.limits);
@@ -488,7 +500,12 @@ export class VmSession {
     if (used >= this.limits.maxInstructions)
       throw new VmTrap("limit", limitMessage("instructions", this.limits), 0, 0);
     if (now() > this.deadline) throw new VmTrap("limit", limitMessage("time", this.limits), 0, 0);
-    const chunk = Math.min(FUEL_CHUNK, this.limits.maxInstructions - used);
+    // A recursion tests its depth only when its fuel runs out (see fuelWithinDepth).
+    const chunk = fuelWithinDepth(
+      Math.min(FUEL_CHUNK, this.limits.maxInstructions - used),
+      this.depth!.value,
+      this.limits.maxCallDepth,
+    );
     fuel.value = chunk;
     this.granted = used - this.charged + chunk;
   }
@@ -503,16 +520,21 @@ export class VmSession {
   ): VmOutcome {
     const ex = instance.exports;
     const sp = ex["sp"] as WasmGlobal;
-    const depth = ex["depth"] as WasmGlobal;
+    this.depth = ex["depth"] as WasmGlobal;
     this.fuel = ex["fuel"] as WasmGlobal;
     sp.value = this.mem.stackTop;
-    depth.value = 0;
-    const chunk = Math.min(FUEL_CHUNK, this.limits.maxInstructions);
+    this.depth.value = 0;
+    const chunk = fuelWithinDepth(
+      Math.min(FUEL_CHUNK, this.limits.maxInstructions),
+      0,
+      this.limits.maxCallDepth,
+    );
     this.fuel.value = chunk;
     this.granted = chunk;
     this.charged = 0;
     this.host.out = new OutputBuffer(this.limits.maxOutputBytes);
     const t0 = now();
+    const cpu0 = process.cpuUsage();
     this.deadline = t0 + this.limits.wallClockMs;
     const fn = ex[name] as (...a: Array<number | bigint>) => number | bigint | undefined;
     let result: number | bigint | undefined;
@@ -522,6 +544,7 @@ export class VmSession {
     activeTarget = this.bridgeTarget;
     try {
       result = fn(...args);
+      if (name === ENTRY_NAME) result = this.entryValue(fty.ret!);
     } catch (e) {
       if (e instanceof ExitSignal) exitCode = e.code;
       else {
@@ -538,6 +561,8 @@ export class VmSession {
       activeTarget = outer;
     }
     stats.runMs = now() - t0;
+    const cpu = process.cpuUsage(cpu0);
+    stats.runCpuMs = (cpu.user + cpu.system) / 1000;
     stats.instructions = Math.max(0, this.granted - this.fuel.value + this.charged);
     if (error) return this.failure(error, this.host.out.text(), stats);
     if (exitCode !== null) {
@@ -545,6 +570,26 @@ export class VmSession {
       return { ...done, exitCode: exitCode & 0xff } as VmOutcome;
     }
     return this.finish(stats, { ok: true, value: this.toValue(result, fty.ret!) });
+  }
+
+  /** The value a block's entry left in memory (its wasm function returns nothing: see
+   * ENTRY_VALUE_ADDR), read as the wasm function would have returned it. */
+  private entryValue(ty: Type): number | bigint | undefined {
+    const dv = this.mem.dv;
+    switch (ty.kind) {
+      case "void":
+        return undefined;
+      case "long":
+        return dv.getBigInt64(ENTRY_VALUE_ADDR, true);
+      case "double":
+        return dv.getFloat64(ENTRY_VALUE_ADDR, true);
+      case "float":
+        return dv.getFloat32(ENTRY_VALUE_ADDR, true);
+      case "bool":
+        return dv.getUint8(ENTRY_VALUE_ADDR);
+      default:
+        return dv.getInt32(ENTRY_VALUE_ADDR, true);
+    }
   }
 
   private toValue(raw: number | bigint | undefined, ty: Type): VmValue {
@@ -587,6 +632,7 @@ export class VmSession {
 
 /** The host functions the bridge forwards to: those of the session that is running. */
 interface BridgeTarget {
+  mem: VmMemory;
   core: Record<"trap" | "refuel", (...a: number[]) => void>;
   host: Record<string, (...a: number[]) => number | void>;
 }
@@ -623,9 +669,10 @@ function hostBridge(): unknown {
     baseScope();
     const layout = bridgeLayout(hostTypes!);
     const imports: Record<string, Record<string, unknown>> = { core: {}, host: {} };
-    for (const { kind, name } of layout.entries) {
-      imports[kind]![name] =
-        kind === "core"
+    for (const { kind, name, frame } of layout.entries) {
+      imports[kind]![name] = frame
+        ? framedImport(name, frame)
+        : kind === "core"
           ? (...a: number[]) => activeTarget!.core[name as keyof BridgeTarget["core"]](...a)
           : (...a: number[]) => activeTarget!.host[name]!(...a);
     }
@@ -636,6 +683,35 @@ function hostBridge(): unknown {
   bridgeTable = instance.exports["host"];
   bridgeUses = 1;
   return bridgeTable;
+}
+
+/** The import behind a host function's bridge slot: it takes the arguments from the running
+ * session's frame at HOST_FRAME_ADDR and leaves the result there, converted as a wasm import's
+ * would be (see host-bridge.ts, BridgeEntry.frame). */
+function framedImport(name: string, frame: NonNullable<BridgeEntry["frame"]>): () => void {
+  const slot = (k: number): number => HOST_FRAME_ADDR + 8 * k;
+  const arg = (dv: DataView, k: number): number =>
+    frame.params[k] === "f64" ? dv.getFloat64(slot(k), true) : dv.getInt32(slot(k), true);
+  const arity = frame.params.length;
+  const result = frame.results[0];
+  return () => {
+    const target = activeTarget!;
+    const dv = target.mem.dv;
+    const f = target.host[name]!;
+    // Fixed arities: an arguments array per call would be garbage on every printf.
+    const r =
+      arity === 0
+        ? f()
+        : arity === 1
+          ? f(arg(dv, 0))
+          : arity === 2
+            ? f(arg(dv, 0), arg(dv, 1))
+            : arity === 3
+              ? f(arg(dv, 0), arg(dv, 1), arg(dv, 2))
+              : f(arg(dv, 0), arg(dv, 1), arg(dv, 2), arg(dv, 3));
+    if (result === "f64") target.mem.dv.setFloat64(slot(0), Number(r), true);
+    else if (result) target.mem.dv.setInt32(slot(0), Number(r) | 0, true);
+  };
 }
 
 /** Compiles a module. A block predicted to run long (a big loop nest, see codegen's

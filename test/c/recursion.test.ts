@@ -76,3 +76,24 @@ int main() { printf("= %d\\n", walk(4)); return 0; }
   // 4 calls, each running two 16-iteration loops.
   assert.ok(r.stats.instructions >= 4 * 32, `instructions ${r.stats.instructions}`);
 });
+
+test("the depth limit stays exact though a call tests its depth only when its fuel runs out", () => {
+  // The host hands out no more fuel than the calls still allowed to nest, so the frame past
+  // the limit always finds its fuel gone: the limit is exact after any amount of fuel used.
+  const limits = { maxCallDepth: 50 };
+  const down = "int down(int n) { return n ? 1 + down(n - 1) : 0; }\n";
+  assert.equal(text(`${down}down(49)`, { limits }), "49"); // 50 frames
+  assert.match(fails(`${down}down(50)`, { limits }).message, DEPTH_LIMIT);
+  const after =
+    "int s(int last) { int t = 0; for (int i = 0; i < 1000; i++) t += down(i % 50); " +
+    "return t + down(last); }\n";
+  assert.equal(text(`${down}${after}s(49)`, { limits }), String(1000 * 24.5 + 49));
+  assert.match(fails(`${down}${after}s(50)`, { limits }).message, DEPTH_LIMIT);
+  // A tree recursion: fib(n) nests n frames deep.
+  const fib = "int fib(int n) { return n < 2 ? n : fib(n - 1) + fib(n - 2); }\n";
+  const twenty = { maxCallDepth: 20 };
+  assert.equal(text(`${fib}fib(20)`, { limits: twenty }), "6765");
+  const deep = fails(`${fib}fib(21)`, { limits: twenty });
+  assert.match(deep.message, /^stack overflow \(call depth limit 20; raise maxCallDepth/);
+  assert.deepEqual([deep.line, deep.column], [1, 5]);
+});

@@ -106,6 +106,50 @@ test("edits, snapshots and diffs equal the plain per-token formulas", () => {
   }
 });
 
+test("snapshots of several slots keep their own logits, whichever slot was taken or diffed last", () => {
+  const vocab = 32000;
+  const [, logits] = shapes(vocab, 4)[0]!;
+  const state = new LogitState(vocab);
+  const sumAbsDiff = (a: ArrayLike<number>, b: ArrayLike<number>) => {
+    let d = 0;
+    for (let i = 0; i < vocab; i++) d += Math.abs(a[i]! - b[i]!);
+    return d;
+  };
+  const close = (got: number, want: number, what: string) =>
+    assert.ok(Math.abs(got - want) <= 1e-6 * Math.max(1, want), `${what}: ${got} vs ${want}`);
+  state.load(logits);
+  state.takeSnapshot(0);
+  const at0 = Float32Array.from(state.logits);
+  state.apply({ op: "temperature", t: 0.5 });
+  state.takeSnapshot(1);
+  const at1 = Float32Array.from(state.logits);
+  state.apply({ op: "mask-below", threshold: 0 });
+  state.takeSnapshot(2);
+  const at2 = Float32Array.from(state.logits);
+  state.apply({ op: "set", id: 5, value: 42 });
+  const now = Float32Array.from(state.logits);
+  // Diff slots in an order that moves each one in and out of the kernels' scratch.
+  close(state.diff(0), sumAbsDiff(now, at0), "diff 0");
+  close(state.diff(2), sumAbsDiff(now, at2), "diff 2");
+  close(state.diff(1), sumAbsDiff(now, at1), "diff 1");
+  close(state.diff(0), sumAbsDiff(now, at0), "diff 0 again");
+  state.apply({ op: "restore", slot: 1 });
+  assert.deepEqual(state.logits, at1);
+  state.apply({ op: "restore", slot: 2 });
+  assert.deepEqual(state.logits, at2);
+  state.takeSnapshot(2); // retaken while another slot holds the scratch
+  state.apply({ op: "restore", slot: 0 });
+  assert.deepEqual(state.logits, at0);
+  assert.equal(state.diff(0), 0);
+  close(state.diff(2), sumAbsDiff(at0, at2), "diff 2 after restoring 0");
+  // Snapshots survive a new step's logits.
+  state.load(at1);
+  assert.equal(state.diff(1), 0);
+  state.apply({ op: "restore", slot: 2 });
+  assert.deepEqual(state.logits, at2);
+  assert.throws(() => state.diff(3), /slot 3 is empty/);
+});
+
 test("at 151,936 tokens the sampler stays inside the nucleus, honours top-k and min-p, and is seeded", () => {
   const vocab = 151936;
   const [, logits] = shapes(vocab, 5)[0]!;

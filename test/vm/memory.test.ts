@@ -169,13 +169,8 @@ function declaredSignatures(bytes: Uint8Array): string[] {
   return [];
 }
 
-// Node 20's V8 keeps a copy of every signature that every compiled module declares, for the
-// life of the process (24-40 bytes each; later V8s free the duplicates): with a never-seen block
-// every millisecond, each signature a block declares costs about 3 MB per 100,000 blocks. So a
-// block declares only what it calls: its traps (division by zero, overflow, assert, call depth,
-// shadow stack) are `unreachable` instructions and a big counted loop charges through refuel,
-// where each was a host call with a signature of its own.
-test("a block declares only the signatures of the functions it defines and calls", () => {
+/** The bytes of every wasm module compiled while `run` runs. */
+function compiledModules(run: () => void): Uint8Array[] {
   const api = (globalThis as unknown as { WebAssembly: { Module: new (b: Uint8Array) => object } })
     .WebAssembly;
   const RealModule = api.Module;
@@ -187,16 +182,58 @@ test("a block declares only the signatures of the functions it defines and calls
     }
   };
   try {
-    const session = new VmSession();
-    const o = session.run(
-      "{ long s = 0; int d = 7;\n" +
-        "for (long k = 0; k < 4000000000L / 1000000; k++) s += k * 3 / d;\n" +
-        'int q = 0; while (q < 100) q += d; assert(s > 0); printf("%ld %d\\n", s, q % d); }',
-    );
-    assert.ok(o.ok, o.ok ? "" : o.error.message);
-    assert.deepEqual(declaredSignatures(compiled.at(-1)!), [">", "i32,i32>i32"]);
+    run();
   } finally {
     api.Module = RealModule;
+  }
+  return compiled;
+}
+
+// Node 20's V8 keeps a copy of every signature that every compiled module declares, for the
+// life of the process (24-40 bytes each; later V8s free the duplicates): with a never-seen block
+// every millisecond, each signature a block declares costs about 3 MB per 100,000 blocks. So a
+// block declares only the signatures of the functions it defines: its traps (division by zero,
+// overflow, assert, call depth, shadow stack) are `unreachable` instructions, a big counted loop
+// charges through refuel, and every host library call shares refuel's `>` (its arguments and
+// result pass through memory), where each was a signature of its own.
+test("a block declares only the signatures of the functions it defines", () => {
+  let o: ReturnType<VmSession["run"]> | undefined;
+  const compiled = compiledModules(() => {
+    o = new VmSession().run(
+      "{ long s = 0; int d = 7;\n" +
+        "for (long k = 0; k < 4000000000L / 1000000; k++) s += k * 3 / d;\n" +
+        "int q = 0; while (q < 100) q += d; assert(s > 0);\n" +
+        'char b[16]; snprintf(b, sizeof b, "%d", q % d); puts(b);\n' +
+        'printf("%ld %d %.3f\\n", s, rand() >= 0, pow(2.0, 0.5)); }',
+    );
+  });
+  assert.ok(o?.ok, o && !o.ok ? o.error.message : "");
+  let s = 0n;
+  for (let k = 0n; k < 4000n; k++) s += (k * 3n) / 7n;
+  assert.equal(o.stdout, `${105 % 7}\n${s} 1 ${Math.SQRT2.toFixed(3)}\n`);
+  assert.deepEqual(declaredSignatures(compiled.at(-1)!), [">"]);
+});
+
+// A block's value would make its entry's signature differ with the value's type: the entry
+// leaves the value in memory instead, so a block that returns one declares the same signatures
+// as one that does not.
+test("a block returns its value without declaring a signature for it", () => {
+  const cases: [string, string, unknown][] = [
+    ["123456789012L * 3", "long", 370370367036n],
+    ["-7", "int", -7],
+    ["4000000000U", "unsigned int", 4000000000],
+    ["1.5 * 3", "double", 4.5],
+    ["(float)1.25", "float", 1.25],
+    ["(_Bool)5", "_Bool", true],
+    ['"abc"', "char *", "abc"],
+    ["int k = 6; for (int i = 0; i < 3; i++) k += i; return k * 7;", "int", 63],
+  ];
+  for (const [source, ctype, value] of cases) {
+    let o: ReturnType<typeof runC> | undefined;
+    const compiled = compiledModules(() => (o = runC(source)));
+    assert.ok(o?.ok, o && !o.ok ? o.error.message : "");
+    assert.deepEqual(o.value, { ctype, value }, source);
+    assert.deepEqual(declaredSignatures(compiled.at(-1)!), [">"], source);
   }
 });
 
