@@ -8,6 +8,7 @@ import { storiesModelPath } from "../../src/paths.js";
 import {
   client,
   forceTextHook,
+  greedyStory,
   longStoryStream,
   metric,
   post,
@@ -114,12 +115,7 @@ test("a client that disconnects mid-stream frees its slot within one decode step
   assert.equal(await metric(stories, 'ruffian_cancel_steps_bucket{le="1"}'), 1);
   assert.ok((await metric(stories, "ruffian_generated_tokens_total")) < 400);
   // The freed slot serves the next request.
-  const next = await post(stories, "/v1/completions", {
-    model: "stories260K",
-    prompt: "Once upon a time",
-    max_tokens: 8,
-    temperature: 0,
-  });
+  const next = await greedyStory(stories, 8);
   assert.equal(next.status, 200);
   assert.equal(next.json.choices[0].finish_reason, "length");
 });

@@ -8,7 +8,16 @@ import assert from "node:assert/strict";
 import type { RunningServer } from "../../src/server/server.js";
 import { DECODE_THREADS, type DecodeThread } from "../../src/server/decode-host.js";
 import { storiesModelPath } from "../../src/paths.js";
-import { forceTextHook, longStoryStream, metric, post, question, serve, until } from "./helpers.js";
+import {
+  forceTextHook,
+  greedyStory,
+  longStoryStream,
+  metric,
+  post,
+  question,
+  serve,
+  until,
+} from "./helpers.js";
 
 const servers: RunningServer[] = [];
 after(async () => {
@@ -110,12 +119,7 @@ for (const decodeThread of DECODE_THREADS) {
         (await metric(server, 'ruffian_requests_cancelled_total{reason="disconnect"}')) === 1,
     );
     assert.equal(await metric(server, "ruffian_slots_busy"), 0);
-    const story = await post(server, "/v1/completions", {
-      model: "stories260K",
-      prompt: "Once upon a time",
-      max_tokens: 40,
-      temperature: 0,
-    });
+    const story = await greedyStory(server, 40);
     assert.equal(story.status, 200);
     storyText.set(decodeThread, story.json.choices[0].text);
   });
