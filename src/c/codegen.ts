@@ -44,6 +44,9 @@ export interface CodegenOptions {
   wrapv?: boolean;
   /** Dereferencing an address below this traps as a null pointer dereference (0: no check). */
   nullGuard?: number;
+  /** Mark the functions of a block not predicted to run long for lazy compilation (a
+   * compilation-hints section; see src/vm/tiers.ts). */
+  lazyHints?: boolean;
 }
 
 export interface CompiledModule {
@@ -146,6 +149,9 @@ export function generateModule(opts: CodegenOptions): CompiledModule {
     const idx = funcIndex.get(name);
     if (idx !== undefined) table[s] = idx;
   }
+  // Recursion goes optimized too: Liftoff frames are several times larger, and a deep
+  // recursion would exhaust the host's stack long before maxCallDepth.
+  const longRunning = ctx.recursive.size > 0 || predictLongRunning(order);
   const encoded = encodeModule(
     {
       imports: imports.map(
@@ -166,6 +172,7 @@ export function generateModule(opts: CodegenOptions): CompiledModule {
       ],
       table,
       exportTable: "table",
+      lazyHints: opts.lazyHints === true && !longRunning,
     },
     types,
   );
@@ -183,9 +190,7 @@ export function generateModule(opts: CodegenOptions): CompiledModule {
     imports,
     hostCalls,
     exports,
-    // Recursion goes optimized too: Liftoff frames are several times larger, and a deep
-    // recursion would exhaust the host's stack long before maxCallDepth.
-    longRunning: ctx.recursive.size > 0 || predictLongRunning(order),
+    longRunning,
   };
 }
 

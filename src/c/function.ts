@@ -51,7 +51,8 @@ import {
   weight,
   type CountedLoop,
 } from "./metering.js";
-import { addressRange, alwaysReturns, checksProvenByGuard } from "./ranges.js";
+import { peelableBaseCase, type BaseCase } from "./base-case.js";
+import { addressRange, alwaysReturns, checksProvenByGuard, integerConstant } from "./ranges.js";
 import { keepShape } from "./shapes.js";
 import { funcType, isAggregate, T, valType, varargSlots, type Type, typeName } from "./types.js";
 import { FuncBuilder, Op, PrefixOp, releaseWriter, TypeTable, type ValType } from "./wasm.js";
@@ -190,6 +191,8 @@ export class FunctionGenerator {
   private readonly metered: boolean;
   private readonly fuelParam: number;
   private readonly callsLeftParam: number;
+  /** This function's base case when its calls of itself can test it first (base-case.ts). */
+  private readonly baseCase: BaseCase | null;
   private ret = -1;
   private labels: Label[] = [];
   private readonly dispatches: Dispatch[] = [];
@@ -217,6 +220,7 @@ export class FunctionGenerator {
     this.metered = ctx.recursive.has(f.name);
     this.fuelParam = this.metered ? wasmParams : -1;
     this.callsLeftParam = this.metered ? wasmParams + 1 : -1;
+    this.baseCase = this.metered ? peelableBaseCase(f) : null;
     this.fb = new FuncBuilder(wasmParams + (this.metered ? 2 : 0));
     // A trap ends the run: the host counts the fuel burnt from the global.
     if (this.metered)
@@ -504,6 +508,34 @@ export class FunctionGenerator {
     fb.at(at).trapHere(overflowTrap(trapOp, v === "i64"));
     fb.op(Op.end).localGet(a);
     this.constOf(bits, c).op(v === "i32" ? Op.i32_add : Op.i64_add);
+    return true;
+  }
+  /** With [a] on the stack, pushes a * c for a signed constant c (|c| >= 2) and traps if it
+   * overflows: a is in range exactly when it lies between the bounds c leaves room for, one
+   * unsigned compare of its distance from the lower one. Returns false, emitting nothing, for
+   * other constants; the caller checks the general way. */
+  private checkedMulConst(v: "i32" | "i64", c: bigint, at: Node): boolean {
+    if (c > -2n && c < 2n) return false;
+    const bits = v === "i32" ? 32 : 64;
+    const max = (1n << BigInt(bits - 1)) - 1n;
+    const min = -max - 1n;
+    const floorDiv = (x: bigint, d: bigint): bigint => {
+      const q = x / d;
+      return q * d !== x && x < 0n !== d < 0n ? q - 1n : q;
+    };
+    const ceilDiv = (x: bigint, d: bigint): bigint => -floorDiv(-x, d);
+    const [low, high] =
+      c > 0n ? [ceilDiv(min, c), floorDiv(max, c)] : [ceilDiv(max, c), floorDiv(min, c)];
+    const fb = this.fb;
+    const a = this.scratchLocal(v === "i32" ? "i32b" : "i64a", v);
+    fb.localTee(a);
+    this.constOf(bits, low);
+    fb.op(v === "i32" ? Op.i32_sub : Op.i64_sub);
+    this.constOf(bits, BigInt.asIntN(bits, high - low));
+    fb.op(v === "i32" ? Op.i32_gt_u : Op.i64_gt_u).blockOp(Op.if);
+    fb.at(at).trapHere(overflowTrap("*", v === "i64"));
+    fb.op(Op.end).localGet(a);
+    this.constOf(bits, c).op(v === "i32" ? Op.i32_mul : Op.i64_mul);
     return true;
   }
   /** Loop back-edges count into a wasm local (a register) and settle with the shared tank only
@@ -1578,6 +1610,24 @@ export class FunctionGenerator {
       this.checkedArith(op, v, n);
       return;
     }
+    if (op === "*" && (v === "i32" || v === "i64") && this.checks(n)) {
+      // By a constant: one range test of the other operand (a constant has no effects, so
+      // `c * x` may evaluate x first).
+      const bits = v === "i32" ? 32 : 64;
+      const constant = (e: Expr): bigint | undefined => {
+        const c = integerConstant(e);
+        return c === undefined ? undefined : BigInt.asIntN(bits, c);
+      };
+      const right = constant(n.rhs);
+      const left = right === undefined && !lhsPushed ? constant(n.lhs) : undefined;
+      if (right !== undefined && this.checkedMulConst(v, right, n)) return;
+      if (left !== undefined && (left <= -2n || left >= 2n)) {
+        fb.op(Op.drop);
+        this.expr(n.rhs);
+        this.checkedMulConst(v, left, n);
+        return;
+      }
+    }
     if ((op === "/" || op === "%") && (v === "i32" || v === "i64")) {
       // An explicit check, so the error carries the operator's position.
       const d = this.tmp(v);
@@ -1742,11 +1792,15 @@ export class FunctionGenerator {
     if (name !== undefined) {
       const user = this.ctx.opts.funcs.get(name);
       if (user && user.body) {
+        const metered = this.ctx.meteredIndex.get(name);
+        if (this.metered && name === this.f.name && this.baseCase) {
+          this.peeledSelfCall(args, this.baseCase, metered!);
+          return;
+        }
         this.structResultBuffer(user.ty);
         const nFixed = user.ty.params!.length;
         for (const a of args.slice(0, nFixed)) this.expr(a);
         if (user.ty.variadic) this.varargs(args.slice(nFixed));
-        const metered = this.ctx.meteredIndex.get(name);
         if (this.metered && metered !== undefined) {
           // Fuel and depth stay in registers along a recursion; the fuel left comes back.
           fb.localGet(this.fuelParam).localGet(this.callsLeftParam).i32(1).op(Op.i32_sub);
@@ -1801,6 +1855,38 @@ export class FunctionGenerator {
     this.leaveMetered(true);
     fb.callIndirect(this.ctx.types.indexOf(userSig(fty)), FUNCTION_TABLE);
     this.enterMetered();
+  }
+
+  /** A call of this function from itself with its base case peeled (see base-case.ts): the
+   * arguments go to locals, the base case's condition and value are evaluated on them in
+   * place of the parameters, and only when the condition fails is the call made. A peeled
+   * leaf still burns the call's unit of fuel; it nests no frame, so it tests nothing (the
+   * next call does). */
+  private peeledSelfCall(args: Expr[], base: BaseCase, index: number): void {
+    const fb = this.fb;
+    const f = this.f;
+    const held = f.params.map((p, i) => {
+      this.expr(args[i]!);
+      const local = this.tmp(valType(p.ty));
+      fb.localSet(local);
+      return local;
+    });
+    const own = f.params.map((p) => this.localOf.get(p.id)!);
+    const bind = (locals: number[]): void =>
+      f.params.forEach((p, i) => this.localOf.set(p.id, locals[i]!));
+    bind(held);
+    this.cond(base.cond);
+    fb.blockOp(Op.if, valType(f.ty.ret!));
+    this.labels.push("other");
+    fb.localGet(this.fuelParam).i32(1).op(Op.i32_sub).localSet(this.fuelParam);
+    this.expr(base.value);
+    bind(own);
+    fb.op(Op.else);
+    for (const local of held) fb.localGet(local);
+    fb.localGet(this.fuelParam).localGet(this.callsLeftParam).i32(1).op(Op.i32_sub);
+    fb.call(index).localSet(this.fuelParam);
+    fb.op(Op.end);
+    this.labels.pop();
   }
 
   /** For a callee returning a struct: reserve a frame slot and pass its address. */

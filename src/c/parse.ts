@@ -44,6 +44,7 @@ import {
   isNumeric,
   isPointerLike,
   isScalar,
+  newType,
   pointerTo,
   promote,
   sameType,
@@ -153,6 +154,59 @@ const STATEMENT_KEYWORDS: ReadonlySet<string> = new Set(
 );
 
 export { ENTRY_NAME, mainArgs } from "./entry.js";
+
+/** How often each type keyword appears in one declaration's specifiers (`unsigned long long`):
+ * plain counters, since a declaration is parsed for nearly every statement of a block. */
+class TypeWords {
+  void = 0;
+  bool = 0;
+  char = 0;
+  short = 0;
+  int = 0;
+  long = 0;
+  float = 0;
+  double = 0;
+  signed = 0;
+  unsigned = 0;
+  total = 0;
+  add(word: string): void {
+    this.total++;
+    switch (word) {
+      case "void":
+        this.void++;
+        return;
+      case "_Bool":
+      case "bool":
+        this.bool++;
+        return;
+      case "char":
+        this.char++;
+        return;
+      case "short":
+        this.short++;
+        return;
+      case "int":
+        this.int++;
+        return;
+      case "long":
+        this.long++;
+        return;
+      case "float":
+        this.float++;
+        return;
+      case "double":
+        this.double++;
+        return;
+      case "signed":
+        this.signed++;
+        return;
+      case "unsigned":
+        this.unsigned++;
+        return;
+    }
+  }
+}
+keepShape(new TypeWords());
 
 export function parse(tokens: Token[], base: GlobalScope, host: ParseHost): ParsedBlock {
   const parser = new Parser(tokens, base.clone(), host);
@@ -621,7 +675,7 @@ export class Parser {
   //            | "typedef" | "static" | "extern" | "const" | "volatile" | "inline" | "register")+
   declspec(): DeclSpec {
     const spec: DeclSpec = { ty: T.int, isTypedef: false, isStatic: false, isExtern: false };
-    const counts: Record<string, number> = {};
+    const counts = new TypeWords();
     let named: Type | null = null;
     let isConst = false;
     const start = this.tok;
@@ -654,14 +708,12 @@ export class Parser {
             continue;
           case "struct":
           case "union":
-            if (named || Object.keys(counts).length)
-              throw syntaxError("too many types in declaration", t);
+            if (named || counts.total > 0) throw syntaxError("too many types in declaration", t);
             this.pos++;
             named = this.structDecl(t.text as "struct" | "union");
             continue;
           case "enum":
-            if (named || Object.keys(counts).length)
-              throw syntaxError("too many types in declaration", t);
+            if (named || counts.total > 0) throw syntaxError("too many types in declaration", t);
             this.pos++;
             named = this.enumSpecifier();
             continue;
@@ -676,18 +728,13 @@ export class Parser {
           case "unsigned":
           case "_Bool":
           case "bool":
-            counts[t.text] = (counts[t.text] ?? 0) + 1;
+            counts.add(t.text);
             this.pos++;
             continue;
         }
         break;
       }
-      if (
-        t.kind === "ident" &&
-        !named &&
-        Object.keys(counts).length === 0 &&
-        this.isTypedefName(t)
-      ) {
+      if (t.kind === "ident" && !named && counts.total === 0 && this.isTypedefName(t)) {
         named = (this.lookup(t.text) as { typedef: Type }).typedef;
         this.pos++;
         continue;
@@ -702,19 +749,19 @@ export class Parser {
     return spec;
   }
 
-  basicType(c: Record<string, number>, at: Pos): Type {
-    const unsigned = (c["unsigned"] ?? 0) > 0;
-    if (c["void"]) return T.void;
-    if (c["_Bool"] || c["bool"]) return T.bool;
-    if (c["char"]) return unsigned ? T.uchar : T.char;
-    if (c["float"]) return T.float;
-    if (c["double"]) return T.double; // long double is double
-    if (c["short"]) return unsigned ? T.ushort : T.short;
-    if (c["long"]) {
-      if (c["long"] > 2) throw syntaxError("'long long long' is too long", at);
+  basicType(c: TypeWords, at: Pos): Type {
+    const unsigned = c.unsigned > 0;
+    if (c.void) return T.void;
+    if (c.bool) return T.bool;
+    if (c.char) return unsigned ? T.uchar : T.char;
+    if (c.float) return T.float;
+    if (c.double) return T.double; // long double is double
+    if (c.short) return unsigned ? T.ushort : T.short;
+    if (c.long) {
+      if (c.long > 2) throw syntaxError("'long long long' is too long", at);
       return unsigned ? T.ulong : T.long;
     }
-    if (c["int"] || c["signed"] || unsigned) return unsigned ? T.uint : T.int;
+    if (c.int || c.signed || unsigned) return unsigned ? T.uint : T.int;
     throw syntaxError(`expected a type but found '${this.tok.text}'`, this.tok);
   }
 
@@ -729,13 +776,13 @@ export class Parser {
         if (found.kind !== kind) throw typeError(`'${tag}' is not a ${kind}`, at);
         return found;
       }
-      const fwd: Type = { kind, size: 0, align: 1, tag, members: [], complete: false };
+      const fwd = aggregateType(kind, tag);
       this.declareTag(tag, fwd);
       return fwd;
     }
     this.expect("{");
     // Fill in a forward declaration in place so pointers to it see the members.
-    let ty: Type = { kind, size: 0, align: 1, tag, members: [], complete: false };
+    let ty = aggregateType(kind, tag);
     if (tag) {
       const cur = this.scopes.length
         ? this.scopes[this.scopes.length - 1]!.tags.get(tag)
@@ -1916,6 +1963,15 @@ function genericMatch(a: Type, b: Type): boolean {
     default:
       return !!a.unsigned === !!b.unsigned && a.size === b.size;
   }
+}
+
+/** A struct or union type before its members are read. */
+function aggregateType(kind: "struct" | "union", tag: string | undefined): Type {
+  const ty = newType(kind, 0, 1);
+  ty.tag = tag;
+  ty.members = [];
+  ty.complete = false;
+  return ty;
 }
 
 function withParamNames(ty: Type, names: Token[]): Type {

@@ -230,7 +230,6 @@ export function tokenize(src: string): Token[] {
   let wide: { col: number } | null = null;
   while (i < n) {
     const code = src.charCodeAt(i);
-    const c = src[i]!;
     if (code === 10) {
       i++;
       line++;
@@ -240,22 +239,24 @@ export function tokenize(src: string): Token[] {
       continue;
     }
     if (code === 32 || code === 9 || code === 13 || code === 12 || code === 11) {
+      // A run of blanks (indentation) in one go.
       i++;
+      for (let d = src.charCodeAt(i); d === 32 || d === 9; d = src.charCodeAt(++i));
       hasSpace = true;
       continue;
     }
-    if (c === "\\" && src[i + 1] === "\n") {
+    if (code === 92 && src.charCodeAt(i + 1) === 10) {
       i += 2;
       line++;
       lineStart = i;
       continue;
     }
-    if (c === "/" && src[i + 1] === "/") {
+    if (code === 47 && src.charCodeAt(i + 1) === 47) {
       while (i < n && src.charCodeAt(i) !== 10) i++;
       hasSpace = true;
       continue;
     }
-    if (c === "/" && src[i + 1] === "*") {
+    if (code === 47 && src.charCodeAt(i + 1) === 42) {
       const start = here();
       const end = src.indexOf("*/", i + 2);
       if (end < 0) throw syntaxError("unterminated comment", start);
@@ -297,33 +298,36 @@ export function tokenize(src: string): Token[] {
       let j = i + 1;
       while (j < n && isIdentChar(src.charCodeAt(j))) j++;
       const text = src.slice(i, j);
-      if ((text === "L" || text === "u" || text === "U") && (src[j] === "'" || src[j] === '"')) {
-        wide = { col };
-        i = j;
-        continue;
-      }
-      if (text === "u8" && src[j] === '"') {
-        i = j;
-        continue;
+      if (j - i <= 2) {
+        if ((text === "L" || text === "u" || text === "U") && (src[j] === "'" || src[j] === '"')) {
+          wide = { col };
+          i = j;
+          continue;
+        }
+        if (text === "u8" && src[j] === '"') {
+          i = j;
+          continue;
+        }
       }
       push(token(KEYWORDS.has(text) ? "keyword" : "ident", text, line, col, atBol, hasSpace));
       i = j;
       continue;
     }
+    const c = src[i]!;
     const start = wide ? wide.col : col;
     const isWide = wide !== null;
     wide = null;
-    const pos = { line, col: start };
     if (c === '"') {
       const bytes: number[] = [];
       const units: number[] = [];
       let j = i + 1;
       for (;;) {
-        if (j >= n || src[j] === "\n") throw syntaxError("unterminated string literal", pos);
+        if (j >= n || src[j] === "\n")
+          throw syntaxError("unterminated string literal", { line, col: start });
         const d = src[j]!;
         if (d === '"') break;
         if (d === "\\") {
-          const [v, next] = readEscape(src, j + 1, pos);
+          const [v, next] = readEscape(src, j + 1, { line, col: start });
           bytes.push(v);
           units.push(v);
           j = next;
@@ -348,15 +352,15 @@ export function tokenize(src: string): Token[] {
     if (c === "'") {
       let j = i + 1;
       let v: number;
-      if (src[j] === "\\") [v, j] = readEscape(src, j + 1, pos);
+      if (src[j] === "\\") [v, j] = readEscape(src, j + 1, { line, col: start });
       else if (j < n && src[j] !== "'" && src[j] !== "\n") {
         const bytes: number[] = [];
         const ch = String.fromCodePoint(src.codePointAt(j)!);
         pushChar(bytes, ch);
         v = isWide ? src.codePointAt(j)! : bytes[0]!;
         j += ch.length;
-      } else throw syntaxError("empty character literal", pos);
-      if (src[j] !== "'") throw syntaxError("unterminated character literal", pos);
+      } else throw syntaxError("empty character literal", { line, col: start });
+      if (src[j] !== "'") throw syntaxError("unterminated character literal", { line, col: start });
       // Plain char is signed, so '\xff' is -1 as in gcc on x86; L'x' is a wchar_t (int).
       const signed = !isWide && v > 127 ? v - 256 : v;
       const t = token("num", src.slice(i, j + 1), line, start, atBol, hasSpace);
@@ -382,7 +386,7 @@ export function tokenize(src: string): Token[] {
       i++;
       continue;
     }
-    throw syntaxError(`unexpected character '${c}'`, pos);
+    throw syntaxError(`unexpected character '${c}'`, { line, col: start });
   }
   tokens.push(token("eof", "", line, i - lineStart + 1, true, false));
   return tokens;

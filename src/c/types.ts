@@ -68,12 +68,41 @@ export interface BitField {
   width: number;
 }
 
-const prim = (kind: TypeKind, size: number, unsigned = false): Type => ({
-  kind,
-  size,
-  align: Math.max(size, 1),
-  unsigned,
-});
+/** A type with every field present, in one order: types then share one hidden class (or
+ * the few a property's value kind adds), so the parser's and code generator's reads of `kind`,
+ * `size` and `base` stay monomorphic; literals of differing fields made them megamorphic. A
+ * spread copy (`{ ...ty, isConst: true }`) keeps the class. */
+export function newType(kind: TypeKind, size: number, align: number): Type {
+  return {
+    kind,
+    size,
+    align,
+    unsigned: undefined,
+    isConst: undefined,
+    base: undefined,
+    len: undefined,
+    members: undefined,
+    fields: undefined,
+    tag: undefined,
+    complete: undefined,
+    ret: undefined,
+    params: undefined,
+    variadic: undefined,
+    oldStyle: undefined,
+    paramNames: undefined,
+    vlaLen: undefined,
+    vlaCount: undefined,
+    name: undefined,
+    bitField: undefined,
+    negative: undefined,
+  };
+}
+
+const prim = (kind: TypeKind, size: number, unsigned = false): Type => {
+  const t = newType(kind, size, Math.max(size, 1));
+  t.unsigned = unsigned;
+  return t;
+};
 
 export const T = {
   void: prim("void", 1),
@@ -92,32 +121,29 @@ export const T = {
 
 /** Pointers are 32-bit values (wasm32 addresses) stored in 8-byte slots, so sizeof and struct
  * layouts match gcc on x86-64 (LP64); loads read the low half, and the high half stays zero. */
-export const pointerTo = (base: Type): Type => ({
-  kind: "ptr",
-  size: 8,
-  align: 8,
-  base,
-  unsigned: true,
-});
+export const pointerTo = (base: Type): Type => {
+  const t = newType("ptr", 8, 8);
+  t.base = base;
+  t.unsigned = true;
+  return t;
+};
 
-export const arrayOf = (base: Type, len: number): Type => ({
-  kind: "array",
-  size: len < 0 ? 0 : base.size * len,
-  align: base.align,
-  base,
-  len,
-});
+export const arrayOf = (base: Type, len: number): Type => {
+  const t = newType("array", len < 0 ? 0 : base.size * len, base.align);
+  t.base = base;
+  t.len = len;
+  return t;
+};
 
-export const funcType = (ret: Type, params: Type[], variadic = false): Type => ({
-  kind: "func",
-  size: 1,
-  align: 1,
-  ret,
-  params,
-  variadic,
-});
+export const funcType = (ret: Type, params: Type[], variadic = false): Type => {
+  const t = newType("func", 1, 1);
+  t.ret = ret;
+  t.params = params;
+  t.variadic = variadic;
+  return t;
+};
 
-export const enumType = (): Type => ({ kind: "enum", size: 4, align: 4 });
+export const enumType = (): Type => newType("enum", 4, 4);
 
 export const isInteger = (t: Type): boolean =>
   t.kind === "bool" ||

@@ -453,7 +453,16 @@ export interface ModuleSpec {
   /** Function indices placed in a table at slots 0..n-1 (for call_indirect); null leaves a hole. */
   table: (number | null)[];
   exportTable?: string;
+  /** Marks every function for lazy compilation in a compilation-hints section (V8's
+   * --experimental-wasm-compilation-hints), so that V8 can compile it lazily while its
+   * process-wide --wasm-lazy-compilation stays off (see src/vm/tiers.ts). */
+  lazyHints?: boolean;
 }
+
+/** The compilation-hints section's name, and its hint byte for "lazy, default tiers"
+ * (strategy in bits 0-1: 1 = lazy; baseline and top tier in bits 2-5: 0 = V8's default). */
+const HINTS_SECTION = "compilationHints";
+const HINT_LAZY = 0x01;
 
 /** The module being encoded, and one section's content before its size is known: reused by
  * every encodeModule call (compiling is synchronous, so calls never overlap). */
@@ -477,17 +486,27 @@ function writeSig(out: ByteWriter, sig: FuncSig): void {
   for (const r of sig.results) out.byte(VALTYPE[r]);
 }
 
-const sigKey = (s: FuncSig): string => s.params.join(",") + ">" + s.results.join(",");
+/** Value types as base-5 digits (0 separates parameters from results). */
+const SIG_DIGIT: Record<ValType, number> = { i32: 1, i64: 2, f32: 3, f64: 4 };
+
+/** A signature's key: its parameter digits, a 0, its result digits, read as one base-5 number
+ * (exact up to 22 digits; longer signatures are keyed by their spelling). No string is built
+ * for the usual signature, and the number is unique: only parameterless signatures lack the 0. */
+function sigKey(s: FuncSig): number | string {
+  if (s.params.length + s.results.length > 21)
+    return s.params.join(",") + ">" + s.results.join(",");
+  let k = 0;
+  for (const p of s.params) k = k * 5 + SIG_DIGIT[p];
+  k *= 5;
+  for (const r of s.results) k = k * 5 + SIG_DIGIT[r];
+  return k;
+}
 
 /** Interns function signatures so that call_indirect can name a type index. */
 export class TypeTable {
   readonly sigs: FuncSig[] = [];
-  private readonly index = new Map<string, number>();
-  /** By identity first: the host bridge's signatures are the same objects in every call. */
-  private readonly bySig = new Map<FuncSig, number>();
+  private readonly index = new Map<number | string, number>();
   indexOf(sig: FuncSig): number {
-    const known = this.bySig.get(sig);
-    if (known !== undefined) return known;
     const k = sigKey(sig);
     let i = this.index.get(k);
     if (i === undefined) {
@@ -495,7 +514,6 @@ export class TypeTable {
       this.sigs.push(sig);
       this.index.set(k, i);
     }
-    this.bySig.set(sig, i);
     return i;
   }
 }
@@ -542,6 +560,14 @@ export function encodeModule(spec: ModuleSpec, types: TypeTable): EncodedModule 
   sec.u32(funcTypes.length);
   for (const t of funcTypes) sec.u32(t);
   endSection(out, 3);
+
+  if (spec.lazyHints) {
+    // A custom section, which V8 reads only between the function and the code sections.
+    sec = beginSection();
+    sec.name(HINTS_SECTION).u32(funcTypes.length);
+    for (let i = 0; i < funcTypes.length; i++) sec.byte(HINT_LAZY);
+    endSection(out, 0);
+  }
 
   sec = beginSection();
   sec.u32(1).byte(0x70).byte(0x00).u32(spec.table.length);

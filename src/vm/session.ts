@@ -442,6 +442,7 @@ export class VmSession {
       maxCallDepth: this.limits.maxCallDepth,
       wrapv: this.wrapv,
       nullGuard: NULL_GUARD,
+      lazyHints: (lazyHints ??= setUpCompileFlags()),
     });
   }
 
@@ -729,7 +730,6 @@ function compileModule(bytes: Uint8Array, optimize: boolean): { module: object; 
     moduleCache.set(key, hit);
     return { module: hit, fresh: false };
   }
-  if (!lazyValidation) lazyValidation = enableLazyValidation();
   const module = optimize ? compileOptimized(bytes) : new Wasm.Module(bytes);
   noteModuleCompiled();
   moduleCache.set(key, module);
@@ -742,14 +742,15 @@ function compileModule(bytes: Uint8Array, optimize: boolean): { module: object; 
  * statistics 5, 20, 60 and 120 s later, together about 1 KB of native memory held until the
  * last one runs: at a never-seen block every millisecond or two, tens of MB, and malloc's
  * fragmentation kept much of it resident afterwards. V8 posts them only when
- * --wasm-lazy-compilation is set at that moment, and functions still compile lazily (that
- * was decided when the module was compiled), so the flag is cleared around this call only:
- * about 20 µs per never-seen block, where compiling every function up front instead cost
- * about 2 ms. */
+ * --wasm-lazy-compilation is set at that moment. With compilation hints (setUpCompileFlags)
+ * it is never set; otherwise it is cleared around this call only (functions still compile
+ * lazily: that was decided when the module was compiled), about 20 µs per never-seen block,
+ * where compiling every function up front instead cost about 2 ms. */
 function instantiateFirst(
   module: object,
   imports: Record<string, Record<string, unknown>>,
 ): WasmInstance {
+  if (lazyHints) return new Wasm.Instance(module, imports);
   let toggled = false;
   try {
     v8.setFlagsFromString("--no-wasm-lazy-compilation");
@@ -764,20 +765,34 @@ function instantiateFirst(
   }
 }
 
-let lazyValidation = false;
+/** Whether blocks ask for lazy compilation with a compilation-hints section; set up once, at
+ * the first compile (see setUpCompileFlags). */
+let lazyHints: boolean | null = null;
 
-/** Lets V8 validate a function's body when it first compiles it (at its first call, as Liftoff
- * compiles lazily) instead of validating every body up front: about 40% of WebAssembly.Module's
- * time for a short block, and functions a block never calls are never validated. Bodies are
- * still validated before they run, so an invalid module still fails, at its first call. The
- * flag is process-wide and set once: toggling V8 flags costs about 12 µs each time. */
-function enableLazyValidation(): boolean {
+/** Sets V8's process-wide wasm flags once (toggling a flag costs 5-15 µs each time).
+ * - --wasm-lazy-validation: V8 validates a function's body when it first compiles it (at its
+ *   first call, as Liftoff compiles lazily) instead of every body up front: about 40% of
+ *   WebAssembly.Module's time for a short block, and functions a block never calls are never
+ *   validated. Bodies are still validated before they run, so an invalid module still fails,
+ *   at its first call.
+ * - Lazy compilation per module instead of per process: --experimental-wasm-compilation-hints
+ *   lets a block's compilation-hints section mark its functions lazy (codegen's lazyHints)
+ *   while --wasm-lazy-compilation stays off, so instantiating needs no flag change (see
+ *   instantiateFirst): a never-seen 30-line block's Instance took 20 instead of 37 µs (hand-made
+ *   loop of 4,000 modules), WebAssembly.Module the same 55 µs (it stays lazy: eager took 253).
+ *   Modules without hints (a block predicted to run long, the host bridge) compile eagerly.
+ * Returns whether the hints are in use; where flags cannot be set, V8's defaults hold (lazy
+ * compilation, eager validation) and instantiateFirst toggles. */
+function setUpCompileFlags(): boolean {
   try {
     v8.setFlagsFromString("--wasm-lazy-validation");
+    v8.setFlagsFromString("--experimental-wasm-compilation-hints");
+    v8.setFlagsFromString("--no-wasm-lazy-compilation");
+    return true;
   } catch {
     /* flags frozen: V8 validates eagerly, which is only slower */
+    return false;
   }
-  return true;
 }
 
 const MODULE_CACHE_SIZE = 64;
@@ -789,7 +804,7 @@ function compileOptimized(bytes: Uint8Array): object {
     // Lazy compilation would compile each function at its first call, after the flags are
     // restored, i.e. with Liftoff: a deep recursion would then run in Liftoff's larger frames.
     v8.setFlagsFromString("--no-liftoff");
-    v8.setFlagsFromString("--no-wasm-lazy-compilation");
+    if (!lazyHints) v8.setFlagsFromString("--no-wasm-lazy-compilation");
     // TurboFan then inlines small direct calls (a recursive function into itself, once): about
     // half of fib(30)'s time was call overhead.
     v8.setFlagsFromString("--wasm-inlining");
@@ -802,7 +817,7 @@ function compileOptimized(bytes: Uint8Array): object {
   } finally {
     if (toggled) {
       v8.setFlagsFromString("--liftoff");
-      v8.setFlagsFromString("--wasm-lazy-compilation");
+      if (!lazyHints) v8.setFlagsFromString("--wasm-lazy-compilation");
       v8.setFlagsFromString("--no-wasm-inlining");
     }
   }

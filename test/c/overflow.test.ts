@@ -87,6 +87,41 @@ test("adding or subtracting a constant traps exactly past the bound, on either s
   }
 });
 
+test("multiplying by a constant traps exactly past the bound, for either sign and order", () => {
+  // x * c with a constant c is checked by one range test of x: the first and last x whose
+  // product fits must pass and their neighbours outside must trap, with c on either side.
+  const floorDiv = (a: bigint, d: bigint): bigint => {
+    const q = a / d;
+    return q * d !== a && a < 0n !== d < 0n ? q - 1n : q;
+  };
+  for (const [ty, bits] of [
+    ["int", 32n],
+    ["long", 64n],
+  ] as const) {
+    const max = (1n << (bits - 1n)) - 1n;
+    const min = -max - 1n;
+    const suffix = ty === "long" ? "L" : "";
+    const lit = (x: bigint): string =>
+      x === min ? `(${min + 1n}${suffix} - 1)` : `${x < 0n ? `(${x}${suffix})` : `${x}${suffix}`}`;
+    for (const c of [2n, 3n, 7n, -2n, -3n, 1000n]) {
+      const [low, high] =
+        c > 0n ? [-floorDiv(-min, c), floorDiv(max, c)] : [-floorDiv(-max, c), floorDiv(min, c)];
+      for (const x of [low, high]) {
+        assert.equal(text(`${ty} x = ${lit(x)}; x * ${lit(c)}`), String(x * c), `${x} * ${c}`);
+        assert.equal(text(`${ty} x = ${lit(x)}; ${lit(c)} * x`), String(c * x), `${c} * ${x}`);
+      }
+      for (const x of [low - 1n, high + 1n]) {
+        const e = fails(`${ty} x = ${lit(x)}; ${lit(c)} * x`);
+        assert.match(e.message, new RegExp(`'\\*' does not fit in ${ty}`), `${c} * ${x}`);
+        assert.match(fails(`${ty} x = ${lit(x)}; x * ${lit(c)}`).message, /does not fit/);
+      }
+    }
+  }
+  // The constant on the left is not evaluated first, which no effect can tell.
+  const calls = "int k = 0; int g(void) { k++; return 5; }\nint r = 3 * g();\nk * 100 + r";
+  assert.equal(text(calls), "115");
+});
+
 test("a counted loop's i++ runs unchecked only where i < bound proves it in range", () => {
   // i < bound in i's own type: i++ cannot overflow, and the loop ends at the bound.
   assert.equal(

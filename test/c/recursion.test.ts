@@ -89,11 +89,30 @@ test("the depth limit stays exact though a call tests its depth only when its fu
     "return t + down(last); }\n";
   assert.equal(text(`${down}${after}s(49)`, { limits }), String(1000 * 24.5 + 49));
   assert.match(fails(`${down}${after}s(50)`, { limits }).message, DEPTH_LIMIT);
-  // A tree recursion: fib(n) nests n frames deep.
+  // A tree recursion: fib(n) nests n - 1 frames, since fib's calls of itself test its base
+  // case first and take the leaves fib(1) and fib(0) without a call (src/c/base-case.ts).
   const fib = "int fib(int n) { return n < 2 ? n : fib(n - 1) + fib(n - 2); }\n";
   const twenty = { maxCallDepth: 20 };
-  assert.equal(text(`${fib}fib(20)`, { limits: twenty }), "6765");
-  const deep = fails(`${fib}fib(21)`, { limits: twenty });
+  assert.equal(text(`${fib}fib(21)`, { limits: twenty }), "10946");
+  const deep = fails(`${fib}fib(22)`, { limits: twenty });
   assert.match(deep.message, /^stack overflow \(call depth limit 20; raise maxCallDepth/);
   assert.deepEqual([deep.line, deep.column], [1, 5]);
+});
+
+test("a function's calls of itself take a pure base case in place, with its value and traps", () => {
+  // src/c/base-case.ts: the base case is evaluated on the arguments at the call site.
+  const fact = "int fact(int n) { if (n <= 1) return 1; return n * fact(n - 1); }\n";
+  assert.equal(text(`${fact}fact(12)`), "479001600");
+  const m91 = "int m(int n) { return n > 100 ? n - 10 : m(m(n + 11)); }\n";
+  assert.equal(text(`${m91}m(1) + m(50) * 1000 + m(101) * 1000000`), "91091091");
+  const fib = "long fib(long n) { return n < 2 ? n : fib(n - 1) + fib(n - 2); }\n";
+  assert.equal(text(`${fib}fib(32)`), "2178309");
+  // A trap in the base case keeps the operator's position.
+  const line = "int h(int n) { if (n < 1) return 2147483647 + n + 1; return h(n - 1); }";
+  const e = fails(`${line}\nh(3)`);
+  assert.match(e.message, /result of '\+' does not fit in int/);
+  assert.deepEqual([e.line, e.column], [1, line.indexOf("+ 1") + 1]);
+  // Every leaf still pays for the call it replaces.
+  const r = ok(`${fib}fib(20)`);
+  assert.ok(r.stats.instructions >= fibCalls(20), `instructions ${r.stats.instructions}`);
 });
