@@ -7,7 +7,9 @@
 //   npm run build && node dist/bench/server.js [max-tokens] [rounds]
 //   node dist/bench/server.js load [runs]   (only the load run, repeated: a stress reproducer)
 //   node dist/bench/server.js ab OTHER-CHECKOUT [clients] [max-tokens] [rounds]
-//     (A/B: this checkout's server against another built checkout's, same requests, interleaved)
+//     (A/B: this checkout's server against another built checkout's, same requests, interleaved;
+//     OTHER-CHECKOUT `main-thread` is this checkout with `--decode-thread main`, `threads=N` this
+//     checkout with N llama.cpp threads)
 import { spawn, spawnSync } from "node:child_process";
 import { readFileSync, readdirSync } from "node:fs";
 import { openEngine } from "../src/engine/open.js";
@@ -26,6 +28,9 @@ const maxTokens = loadOnly
   : Number(process.argv[mode === "ab" ? 5 : 2] ?? (abOther ? 64 : 96));
 const rounds = Number(process.argv[mode === "ab" ? 6 : 3] ?? (loadOnly ? 10 : abOther ? 9 : 5));
 const threads = defaultThreadCount();
+/** Extra `ruffian serve` options for this checkout's server: RUFFIAN_SERVE_ARGS, split on spaces
+ * (e.g. "--decode-thread main"). */
+const serveArgs = (process.env.RUFFIAN_SERVE_ARGS ?? "").split(" ").filter((a) => a !== "");
 
 interface Load {
   model: string;
@@ -119,14 +124,16 @@ async function spawnServer(
   model: string,
   slots: number,
   root = packageRoot,
+  extraArgs: readonly string[] = [],
+  serverThreads = threads,
 ): Promise<{ url: string; pid: number; stop(): void }> {
   const bin = join(root, "bin", "ruffian.js");
   const child = spawn(
     process.execPath,
-    [bin, "serve", "--model", model, "--port", "0", "--slots", String(slots)],
+    [bin, "serve", "--model", model, "--port", "0", "--slots", String(slots), ...extraArgs],
     {
       stdio: ["ignore", "pipe", "inherit"],
-      env: { ...process.env, RUFFIAN_THREADS: String(threads) },
+      env: { ...process.env, RUFFIAN_THREADS: String(serverThreads) },
     },
   );
   let out = "";
@@ -151,10 +158,35 @@ function threadSeconds(pid: number, tid: number): number {
   }
 }
 
-/** CPU seconds of a process's main thread: in ruffian serve and in the raw peer, the thread
- * that runs llama_decode and all of the JavaScript. */
+/** CPU seconds of a process's main thread: in the raw peer the thread that runs llama_decode and
+ * all of the JavaScript; in ruffian serve the HTTP thread (and, with `--decode-thread main`, the
+ * decode loop too). */
 function mainThreadSeconds(pid: number | undefined): number {
   return pid === undefined ? NaN : threadSeconds(pid, pid);
+}
+
+/** CPU seconds of each thread of a process, by thread id. */
+function threadTable(pid: number | undefined): Map<number, number> {
+  const table = new Map<number, number>();
+  if (pid === undefined) return table;
+  try {
+    for (const tid of readdirSync(`/proc/${pid}/task`))
+      table.set(Number(tid), threadSeconds(pid, Number(tid)) || 0);
+  } catch {
+    // The process is gone: no threads to read.
+  }
+  return table;
+}
+
+/** The thread that spent the most CPU between two tables: the decode thread (llama_decode and
+ * the loop's JavaScript), wherever it runs; NaN when /proc cannot tell. */
+function busiestThreadSeconds(before: Map<number, number>, after: Map<number, number>): number {
+  let most = NaN;
+  for (const [tid, seconds] of after) {
+    const spent = seconds - (before.get(tid) ?? 0);
+    if (!(spent <= most)) most = spent;
+  }
+  return most;
 }
 
 /** CPU seconds of every thread of a process (llama-server's HTTP and slot threads included). */
@@ -175,6 +207,7 @@ async function serverRun(server: { url: string; pid?: number }, load: Load, clie
   const modelId = modelIdOf(load.model);
   const cpuBefore = processSeconds(server.pid);
   const mainBefore = mainThreadSeconds(server.pid);
+  const threadsBefore = threadTable(server.pid);
   const start = performance.now();
   const runs = await Promise.all(
     Array.from({ length: clients }, (_, i) =>
@@ -185,10 +218,12 @@ async function serverRun(server: { url: string; pid?: number }, load: Load, clie
   const tokens = runs.reduce((n, r) => n + r.tokens, 0);
   const cpu = processSeconds(server.pid) - cpuBefore;
   const main = mainThreadSeconds(server.pid) - mainBefore;
+  const decode = busiestThreadSeconds(threadsBefore, threadTable(server.pid));
   return {
     tokensPerSecond: tokens / seconds,
     cpuMicrosPerToken: (cpu * 1e6) / tokens,
     mainMicrosPerToken: (main * 1e6) / tokens,
+    decodeMicrosPerToken: (decode * 1e6) / tokens,
     ttft: runs.map((r) => r.ttftMs),
     gaps: runs.flatMap((r) => r.gapsMs),
   };
@@ -313,12 +348,12 @@ async function throughputTable(): Promise<void> {
     `threads ${threads}, max_tokens ${maxTokens}, ${rounds} rounds, load ${loadAverage()}, llama-server ${llamaServer ?? "not found"}`,
   );
   console.log(
-    "| model | clients | server tok/s | raw tok/s | server/raw | server main-thread µs/tok | raw main-thread µs/tok | raw/server main-thread | server all-threads µs/tok | TTFT p50 / p95 ms | ITL p50 / p95 ms | llama-server tok/s | llama-server all-threads µs/tok | server/llama-server |",
+    "| model | clients | server tok/s | raw tok/s | server/raw | server decode-thread µs/tok | server HTTP-thread µs/tok | raw main-thread µs/tok | raw/server decode-thread | server all-threads µs/tok | TTFT p50 / p95 ms | ITL p50 / p95 ms | llama-server tok/s | llama-server all-threads µs/tok | server/llama-server |",
   );
-  console.log("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+  console.log("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
   for (const load of [stories, nano]) {
     for (const clients of [1, 4, 16]) {
-      const server = await spawnServer(load.model, clients);
+      const server = await spawnServer(load.model, clients, packageRoot, serveArgs);
       const peerServer = llamaServer
         ? await spawnLlamaServer(llamaServer, load.model, clients)
         : undefined;
@@ -346,6 +381,7 @@ async function throughputTable(): Promise<void> {
       const med = <T>(xs: T[], f: (x: T) => number) => median(xs.map(f));
       const tps = med(ours, (x) => x.tokensPerSecond);
       const main = med(ours, (x) => x.mainMicrosPerToken);
+      const decode = med(ours, (x) => x.decodeMicrosPerToken);
       const rawTps = med(raws, (x) => x.tokensPerSecond);
       const rawCpu = med(raws, (x) => x.cpuMicrosPerToken);
       const peerTps = peers.length ? med(peers, (x) => x.tokensPerSecond) : NaN;
@@ -353,7 +389,7 @@ async function throughputTable(): Promise<void> {
       const gaps = ours.flatMap((x) => x.gaps);
       console.log(
         `| ${modelIdOf(load.model)} | ${clients} | ${fmt(tps, 0)} | ${fmt(rawTps, 0)} | ${fmt(tps / rawTps, 2)} | ` +
-          `${fmt(main, 0)} | ${fmt(rawCpu, 0)} | ${fmt(rawCpu / main, 2)} | ${fmt(
+          `${fmt(decode, 0)} | ${fmt(main, 0)} | ${fmt(rawCpu, 0)} | ${fmt(rawCpu / decode, 2)} | ${fmt(
             med(ours, (x) => x.cpuMicrosPerToken),
             0,
           )} | ` +
@@ -382,8 +418,14 @@ async function abRun(other: string): Promise<void> {
   console.log(
     `A = ${other}, B = ${packageRoot}; stories260K, ${abClients} clients × ${maxTokens} tokens, ${rounds} rounds, load ${loadAverage()}`,
   );
-  const a = await spawnServer(stories.model, abClients, other);
-  const b = await spawnServer(stories.model, abClients, packageRoot);
+  const otherThreads = /^threads=(\d+)$/.exec(other)?.[1];
+  const a =
+    other === "main-thread"
+      ? await spawnServer(stories.model, abClients, packageRoot, ["--decode-thread", "main"])
+      : otherThreads
+        ? await spawnServer(stories.model, abClients, packageRoot, serveArgs, Number(otherThreads))
+        : await spawnServer(stories.model, abClients, other);
+  const b = await spawnServer(stories.model, abClients, packageRoot, serveArgs);
   const runsA: Array<Awaited<ReturnType<typeof serverRun>>> = [];
   const runsB: typeof runsA = [];
   try {
@@ -401,13 +443,16 @@ async function abRun(other: string): Promise<void> {
     ["B", runsB],
   ] as const)
     console.log(
-      `${name}: main-thread µs/tok median ${fmt(median(runs.map((x) => x.mainMicrosPerToken)), 0)} ` +
-        `[${runs.map((x) => fmt(x.mainMicrosPerToken, 0)).join(" ")}], all threads ${fmt(median(runs.map((x) => x.cpuMicrosPerToken)), 0)}, ` +
-        `tok/s median ${fmt(median(runs.map((x) => x.tokensPerSecond)), 0)}`,
+      `${name}: decode-thread µs/tok median ${fmt(median(runs.map((x) => x.decodeMicrosPerToken)), 0)} ` +
+        `[${runs.map((x) => fmt(x.decodeMicrosPerToken, 0)).join(" ")}], main thread ${fmt(median(runs.map((x) => x.mainMicrosPerToken)), 0)}, ` +
+        `all threads ${fmt(median(runs.map((x) => x.cpuMicrosPerToken)), 0)}, ` +
+        `tok/s median ${fmt(median(runs.map((x) => x.tokensPerSecond)), 0)} [${runs.map((x) => fmt(x.tokensPerSecond, 0)).join(" ")}]`,
     );
-  const ratios = runsB.map((x, i) => x.mainMicrosPerToken / runsA[i]!.mainMicrosPerToken);
+  const ratios = runsB.map((x, i) => x.decodeMicrosPerToken / runsA[i]!.decodeMicrosPerToken);
+  const speed = runsB.map((x, i) => x.tokensPerSecond / runsA[i]!.tokensPerSecond);
   console.log(
-    `B/A main-thread µs/tok: median of per-round ratios ${fmt(median(ratios), 3)} [${ratios.map((x) => fmt(x, 2)).join(" ")}]; load ${loadAverage()}`,
+    `B/A decode-thread µs/tok: median of per-round ratios ${fmt(median(ratios), 3)} [${ratios.map((x) => fmt(x, 2)).join(" ")}]; ` +
+      `B/A tok/s ${fmt(median(speed), 3)} [${speed.map((x) => fmt(x, 2)).join(" ")}]; load ${loadAverage()}`,
   );
 }
 
@@ -445,7 +490,7 @@ async function cancelLatency(): Promise<void> {
       await reader.read();
       await reader.read();
       controller.abort();
-      while (server.context.scheduler.busy > 0) await new Promise((r) => setImmediate(r));
+      while (server.context.host.busy > 0) await new Promise((r) => setImmediate(r));
     }
     const seconds = await metric(server, "ruffian_cancel_seconds_sum");
     const count = await metric(server, "ruffian_cancel_seconds_count");

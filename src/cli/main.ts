@@ -8,6 +8,7 @@ import { join } from "node:path";
 import { packageRoot } from "../paths.js";
 import { PROFILES } from "../vm/limits.js";
 import { DEFAULT_STREAM_INTERVAL_MS } from "../server/sse.js";
+import { DECODE_THREADS } from "../server/decode-host.js";
 import { EXIT, ReportedFailure, UsageError } from "./errors.js";
 import {
   applyConfigDefaults,
@@ -186,6 +187,14 @@ export function buildProgram(): Command {
         "--stream-interval <ms>",
         `a stream writes at most once per <ms> milliseconds; the first chunk after a pause leaves at once (default ${DEFAULT_STREAM_INTERVAL_MS}; 0: every chunk at once)`,
       ).argParser(integerBetween(0, 1000)),
+    )
+    .addOption(
+      new Option(
+        "--decode-thread <where>",
+        "where the engine and decode loop run: worker (a thread of their own, HTTP on the main thread) or main (one thread for all)",
+      )
+        .choices(DECODE_THREADS)
+        .default("worker"),
     )
     .option("--glass-box", "record activations so kv_read, emb_read, attn_score work (slower)")
     .option(

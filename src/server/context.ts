@@ -1,24 +1,18 @@
-// What the routes share: the served model once it is loaded (engine, scheduler, sessions,
-// limits), and what exists from the start (metrics, keys). The server listens before it loads
+// What the routes share: the served model once it is loaded (the decode host and the limits),
+// and what exists from the start (metrics, keys). The server listens before it loads
 // the model, so the model-dependent parts are behind getters that answer 503 while loading.
 import { basename } from "node:path";
-import type { Engine } from "../engine/types.js";
 import { ApiError } from "./errors.js";
 import type { ServerMetrics } from "./metrics.js";
 import type { ServerLimits } from "./request-plan.js";
-import type { Scheduler } from "./scheduler.js";
-import type { SessionStore } from "./sessions.js";
-import type { VectorRegistry } from "./vectors.js";
+import type { DecodeHost } from "./decode-host.js";
 import { VmWorkerRunner } from "../vm/worker-runner.js";
 import { availableParallelism } from "node:os";
 
 /** The parts of the context that exist once the model is loaded. */
 export interface LoadedModel {
-  engine: Engine;
-  scheduler: Scheduler;
-  sessions: SessionStore;
-  /** Control vectors registered at start (`--control-vector NAME=PATH`) for requests to name. */
-  vectors: VectorRegistry;
+  /** The engine's thread (this one or the decode worker): requests, slots, tokenizer. */
+  host: DecodeHost;
   limits: ServerLimits & {
     /** Milliseconds a generation may run before it is cancelled. */
     deadlineMs: number;
@@ -39,8 +33,8 @@ export class ServerContext {
   private model: LoadedModel | undefined;
   /** Unix seconds. */
   readonly startedAt = Math.floor(Date.now() / 1000);
-  /** VM workers for /v1/exec and for regions that do not read the model, so that a program
-   * computing for seconds stalls no stream. At least two, so that one such program does not
+  /** VM workers for /v1/exec (and, with the decode loop on this thread, for regions that do not
+   * read the model), so that a program computing for seconds stalls no stream. At least two, so that one such program does not
    * hold up every other request's regions; started on demand. */
   readonly vmWorkers = new VmWorkerRunner({ poolSize: Math.max(2, availableParallelism()) });
 
@@ -80,17 +74,8 @@ export class ServerContext {
     return this.model;
   }
 
-  get engine(): Engine {
-    return this.loaded().engine;
-  }
-  get scheduler(): Scheduler {
-    return this.loaded().scheduler;
-  }
-  get sessions(): SessionStore {
-    return this.loaded().sessions;
-  }
-  get vectors(): VectorRegistry {
-    return this.loaded().vectors;
+  get host(): DecodeHost {
+    return this.loaded().host;
   }
   get limits(): LoadedModel["limits"] {
     return this.loaded().limits;
@@ -98,12 +83,12 @@ export class ServerContext {
 
   /** The name clients pass as `model`. */
   get modelId(): string {
-    return modelIdOf(this.model?.engine.model.path ?? this.modelSource);
+    return modelIdOf(this.model?.host.model.path ?? this.modelSource);
   }
 
   /** Throws a 404 in OpenAI's shape unless `model` names the served model. */
   checkModel(model: string): void {
-    const path = this.engine.model.path;
+    const path = this.host.model.path;
     if (model !== this.modelId && model !== basename(path))
       throw new ApiError(
         404,

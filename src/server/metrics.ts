@@ -89,3 +89,37 @@ export function createMetrics() {
     }),
   };
 }
+
+type Labels = Record<string, string>;
+
+/** The metrics the decode side records (scheduler, loop events), by kind: the one list the
+ * decode worker's relay (metric-relay.ts) and the registry's type are checked against. */
+export const DECODE_METRIC_KINDS = {
+  promptTokens: "counter",
+  reusedTokens: "counter",
+  generatedTokens: "counter",
+  injectedTokens: "counter",
+  vmRegions: "counter",
+  rejected: "counter",
+  cancelled: "counter",
+  queueDepth: "gauge",
+  slotsBusy: "gauge",
+  slots: "gauge",
+  cancelSteps: "histogram",
+  cancelSeconds: "histogram",
+  timeToFirstToken: "histogram",
+} as const;
+
+export type DecodeMetricName = keyof typeof DECODE_METRIC_KINDS;
+
+interface MetricShapes {
+  counter: { inc(valueOrLabels?: number | Labels, value?: number): void };
+  gauge: { set(value: number): void };
+  histogram: { observe(value: number): void };
+}
+
+/** What the decode side needs of each metric: its method alone, so that a worker thread can
+ * record into a relay that the HTTP thread applies to the prom-client registry. */
+export type DecodeMetrics = {
+  [K in DecodeMetricName]: MetricShapes[(typeof DECODE_METRIC_KINDS)[K]];
+};

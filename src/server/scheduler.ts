@@ -7,7 +7,7 @@ import { DecodeLoop, cachedTokens, type GenerationRequest } from "../decode/loop
 import type { DecodeEvent, DoneEvent } from "../decode/events.js";
 import type { LiveVm } from "../decode/sequence.js";
 import { ApiError } from "./errors.js";
-import type { ServerMetrics } from "./metrics.js";
+import type { DecodeMetrics } from "./metrics.js";
 import type { VmWorkerRunner } from "../vm/worker-runner.js";
 
 export type CancelReason = "disconnect" | "deadline" | "error";
@@ -46,7 +46,11 @@ export interface Ticket {
 export interface SchedulerOptions {
   /** Requests that may wait for a slot; one more is answered 503 (default 4 × slots). */
   queueLimit?: number;
-  metrics: ServerMetrics;
+  metrics: DecodeMetrics;
+  /** Called at every step boundary (before a step takes new requests, and before the loop waits
+   * for work or for VM workers): the decode worker receives requests and sends the step's
+   * events there. */
+  onStep?: () => void;
   /** Activations the engine records for glass-box reads (default: none, the fastest). */
   observe?: ObserveOptions;
   /** Runs regions that do not read the model off the loop's thread (see DecodeLoopOptions). */
@@ -71,7 +75,8 @@ export class Scheduler {
   private wake: ((more: boolean) => void) | undefined;
   private closed = false;
   private readonly runner: Promise<void>;
-  private readonly metrics: ServerMetrics;
+  private readonly metrics: DecodeMetrics;
+  private readonly onStep: (() => void) | undefined;
   private readonly observe: ObserveOptions;
   private readonly regionRunner: VmWorkerRunner | undefined;
 
@@ -89,6 +94,7 @@ export class Scheduler {
       finalNorm: false,
     };
     this.regionRunner = options.regionRunner;
+    this.onStep = options.onStep;
     for (let s = 0; s < this.slots; s++) this.free.add(s);
     this.metrics.slots.set(this.slots);
     this.runner = this.runLoop();
@@ -180,6 +186,7 @@ export class Scheduler {
 
   /** Requests joining at this step, each on the free slot sharing the most of its prompt. */
   private take(): GenerationRequest[] {
+    this.onStep?.();
     const joining: GenerationRequest[] = [];
     for (let i = 0; i < this.queue.length && this.free.size > 0;) {
       const ticket = this.queue[i]!;
@@ -218,6 +225,7 @@ export class Scheduler {
   }
 
   private wait(): Promise<boolean> {
+    this.onStep?.();
     if (this.closed) return Promise.resolve(false);
     // The loop also waits while its sequences wait for VM workers: a request it cannot take
     // yet (no free slot) must not wake it at once, or it would spin.

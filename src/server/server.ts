@@ -1,16 +1,14 @@
 // Starts `ruffian serve`: listens (loopback by default) with the Fastify app, then opens the
-// model with one engine sequence per slot and starts the continuous-batching scheduler.
-import { openLlamaEngine } from "../engine/llama/engine.js";
+// model with one engine sequence per slot and starts the continuous-batching scheduler, on a
+// decode worker thread (the default) or on the HTTP thread itself (`--decode-thread main`).
 import { resolveModelPath } from "../engine/model-source.js";
-import { applyToContext } from "../steer/vector-args.js";
-import type { LlamaEngine } from "../engine/open.js";
 import type { VmProfileName } from "../vm/limits.js";
 import { buildApp, type ServerApp } from "./app.js";
 import { ServerContext, modelIdOf, type LoadedModel } from "./context.js";
+import type { DecodeHost, DecodeThread } from "./decode-host.js";
+import { openLocalHost, type HostOptions } from "./local-host.js";
 import { createMetrics } from "./metrics.js";
-import { Scheduler } from "./scheduler.js";
-import { SessionStore } from "./sessions.js";
-import { VectorRegistry, splitVectorArguments } from "./vectors.js";
+import { openWorkerHost } from "./worker-host.js";
 import { DEFAULT_STREAM_INTERVAL_MS } from "./sse.js";
 
 export interface ServeOptions {
@@ -48,6 +46,9 @@ export interface ServeOptions {
    * (`ruffian.controlVectors`); `PATH[:SCALE]` is added for every request (llama.cpp's own,
    * context-wide). */
   controlVectors?: readonly string[];
+  /** "worker" (default): the engine and the decode loop run on a worker thread and the HTTP
+   * side (Fastify, chunks, SSE, socket writes) on this one; "main": all of it on this thread. */
+  decodeThread?: DecodeThread;
   /** Called once the server listens, before the model loads (the CLI prints its URL then). */
   onListening?: (url: string) => void;
   /**
@@ -60,20 +61,18 @@ export interface ServeOptions {
 export interface RunningServer {
   url: string;
   app: ServerApp;
-  engine: LlamaEngine;
   context: ServerContext;
   close(): Promise<void>;
 }
 
 export { modelIdOf };
+export type { DecodeThread };
 
 /**
  * Listens first, then loads the model: while it loads, /health answers 503 `loading` and every
  * model route 503 with Retry-After. Resolves once the model is loaded and every route serves.
  */
 export async function startServer(options: ServeOptions): Promise<RunningServer> {
-  const slots = options.slots ?? 4;
-  const { named, global } = splitVectorArguments(options.controlVectors);
   const context = new ServerContext(
     createMetrics(),
     options.apiKeys ?? [],
@@ -88,71 +87,59 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
   const app = buildApp(context);
   const url = await app.listen({ host: options.host ?? "127.0.0.1", port: options.port ?? 8080 });
   options.onListening?.(url);
-  let engine: LlamaEngine | undefined;
+  let host: DecodeHost;
   try {
     await options.beforeLoad?.();
-    // Per-request vectors go through the graph tap, which needs the shared KV buffer.
-    const tap = options.glassBox === true || named.length > 0;
-    engine = await openLlamaEngine({
-      modelPath,
-      sequences: slots,
-      // Each slot holds --ctx cells, by default the model's training context (at most 4096).
-      contextSize: (train) => (options.ctx ?? Math.min(train > 0 ? train : 4096, 4096)) * slots,
-      batchSize: Math.max(512, slots),
-      // Without the tap, each slot gets its own KV stream: a token then attends only to its
-      // own sequence's cells, not to every cell the other slots hold (measured in docs/server.md).
-      glassBox: tap,
-      kvUnified: tap,
-      threads: options.threads,
-    });
-    applyToContext(global, engine);
-    const vectors = new VectorRegistry(named, engine);
-    context.attach(loadedModel(engine, context, options, slots, vectors));
+    host = await openHost(options, modelPath, context);
+    context.attach(loadedModel(host, options));
   } catch (err) {
     await app.close();
-    engine?.dispose();
     throw err;
   }
-  const loaded = engine;
   let closed = false;
   return {
     url,
     app,
-    engine: loaded,
     context,
     async close() {
       if (closed) return;
       closed = true;
-      await context.scheduler.close();
+      await host.close();
       await context.vmWorkers.close();
       await app.close();
-      loaded.dispose();
     },
   };
 }
 
-function loadedModel(
-  engine: LlamaEngine,
-  context: ServerContext,
+function openHost(
   options: ServeOptions,
-  slots: number,
-  vectors: VectorRegistry,
-): LoadedModel {
-  const all = { hidden: true, attention: true, kv: true, finalNorm: true };
-  const none = { hidden: false, attention: false, kv: false, finalNorm: false };
+  modelPath: string,
+  context: ServerContext,
+): Promise<DecodeHost> {
+  const hostOptions: HostOptions = {
+    modelPath,
+    slots: options.slots ?? 4,
+    ctx: options.ctx,
+    threads: options.threads,
+    glassBox: options.glassBox === true,
+    controlVectors: options.controlVectors ?? [],
+    profile: options.profile ?? "small",
+    queueLimit: options.queueLimit,
+    maxMessages: options.maxMessages ?? 256,
+    deadlineMs: options.deadlineMs ?? 120_000,
+  };
+  if ((options.decodeThread ?? "worker") === "worker")
+    return openWorkerHost(hostOptions, context.metrics);
+  // On this thread, regions that cannot read the model share /v1/exec's VM workers.
+  return openLocalHost(hostOptions, { metrics: context.metrics, regionRunner: context.vmWorkers });
+}
+
+function loadedModel(host: DecodeHost, options: ServeOptions): LoadedModel {
   return {
-    engine,
-    scheduler: new Scheduler(engine, {
-      metrics: context.metrics,
-      regionRunner: context.vmWorkers,
-      queueLimit: options.queueLimit,
-      observe: options.glassBox ? all : none,
-    }),
-    sessions: new SessionStore(engine),
-    vectors,
+    host,
     limits: {
-      slotContext: Math.floor(engine.capabilities.contextSize / slots),
-      maxChoices: slots,
+      slotContext: host.model.slotContext,
+      maxChoices: host.model.slots,
       maxMessages: options.maxMessages ?? 256,
       defaultProfile: options.profile ?? "small",
       deadlineMs: options.deadlineMs ?? 120_000,

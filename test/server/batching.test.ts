@@ -8,6 +8,7 @@ import { storiesModelPath } from "../../src/paths.js";
 import {
   client,
   forceTextHook,
+  greedyStory,
   longStoryStream,
   metric,
   post,
@@ -48,7 +49,7 @@ test("16 concurrent streaming requests each get their own correct answer", async
   for (const [a, b] of pairs.slice(0, 3)) alone.push(await streamAnswer(nano, question(a, b)));
   let busiest = 0;
   const watch = setInterval(() => {
-    busiest = Math.max(busiest, nano.context.scheduler.busy);
+    busiest = Math.max(busiest, nano.context.host.busy);
   }, 1);
   const answers = await Promise.all(pairs.map(([a, b]) => streamAnswer(nano, question(a, b))));
   clearInterval(watch);
@@ -114,12 +115,7 @@ test("a client that disconnects mid-stream frees its slot within one decode step
   assert.equal(await metric(stories, 'ruffian_cancel_steps_bucket{le="1"}'), 1);
   assert.ok((await metric(stories, "ruffian_generated_tokens_total")) < 400);
   // The freed slot serves the next request.
-  const next = await post(stories, "/v1/completions", {
-    model: "stories260K",
-    prompt: "Once upon a time",
-    max_tokens: 8,
-    temperature: 0,
-  });
+  const next = await greedyStory(stories, 8);
   assert.equal(next.status, 200);
   assert.equal(next.json.choices[0].finish_reason, "length");
 });
@@ -135,9 +131,9 @@ test("when every slot is busy and the queue is full, a request gets 503 with Ret
   const controller = new AbortController();
   // Two fill the slots, one waits in the queue (limit 1), the fourth is refused.
   const held = [await long(), await long()];
-  await until(async () => stories.context.scheduler.busy === 2);
+  await until(async () => stories.context.host.busy === 2);
   const queued = long();
-  await until(async () => stories.context.scheduler.waiting === 1);
+  await until(async () => stories.context.host.waiting === 1);
   const refused = await post(stories, "/v1/completions", {
     model: "stories260K",
     prompt: "Once",
@@ -149,7 +145,7 @@ test("when every slot is busy and the queue is full, a request gets 503 with Ret
   assert.equal(refused.json.error.type, "server_overloaded");
   controller.abort();
   await Promise.allSettled([queued, ...held.map((r) => r.body?.cancel())]);
-  await until(async () => stories.context.scheduler.busy + stories.context.scheduler.waiting === 0);
+  await until(async () => stories.context.host.busy + stories.context.host.waiting === 0);
   assert.equal(await metric(stories, "ruffian_requests_rejected_total"), 1);
 });
 
@@ -180,7 +176,7 @@ test("a request that fills its slot ends alone; the request beside it runs to it
     post(stories, "/v1/completions", { model: "stories260K", temperature: 0, ...body });
   const filling = completion({ prompt: "Once", ruffian: { hook: forceTextHook(" [C: 6*7]") } });
   // B joins once A is decoding, so B is still running when A fills up.
-  await until(async () => stories.context.scheduler.busy === 1);
+  await until(async () => stories.context.host.busy === 1);
   const [a, b] = await Promise.all([filling, completion({ prompt: "Once upon a time" })]);
   assert.equal(a.status, 200, JSON.stringify(a.json));
   assert.match(a.json.choices[0].text, /^ \[C: 6\*7\] = VM\[42\]/);
@@ -203,7 +199,7 @@ test("a request that keeps rewinding leaves the greedy text of the request besid
 int h(int step) { if (step % 3 == 2 && n < 20) { n++; vm_rewind(cp); } return 0; }
 int main() { cp = vm_checkpoint(); hook_set("h", 1000); return 0; }`;
   const first = completion(steady);
-  await until(async () => stories.context.scheduler.busy === 1);
+  await until(async () => stories.context.host.busy === 1);
   const [beside, rewound] = await Promise.all([
     first,
     completion({ prompt: "Once", max_tokens: 40, ruffian: { hook: rewinding } }),

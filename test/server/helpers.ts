@@ -88,3 +88,13 @@ int main() {
   return 0;
 }`;
 }
+
+/** A greedy, non-streaming stories260K completion of "Once upon a time". */
+export function greedyStory(server: RunningServer, maxTokens: number) {
+  return post(server, "/v1/completions", {
+    model: "stories260K",
+    prompt: "Once upon a time",
+    max_tokens: maxTokens,
+    temperature: 0,
+  });
+}

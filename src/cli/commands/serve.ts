@@ -5,6 +5,7 @@ import { readFileSync } from "node:fs";
 import { nanoModelPath } from "../../paths.js";
 import type { VmProfileName } from "../../vm/limits.js";
 import { modelCacheDir } from "./models.js";
+import type { DecodeThread } from "../../server/server.js";
 
 export interface ServeCommandOptions {
   model?: string;
@@ -18,6 +19,7 @@ export interface ServeCommandOptions {
   queue?: number;
   deadline?: number;
   streamInterval?: number;
+  decodeThread?: DecodeThread;
   glassBox?: boolean;
   modelsDir?: string;
   controlVector?: string[];
@@ -61,6 +63,7 @@ export async function serveCommand(opts: ServeCommandOptions): Promise<number> {
       queueLimit: opts.queue,
       deadlineMs: opts.deadline !== undefined ? opts.deadline * 1000 : undefined,
       streamIntervalMs: opts.streamInterval,
+      decodeThread: opts.decodeThread,
       glassBox: opts.glassBox === true,
       modelsDir: modelCacheDir(opts.modelsDir),
       controlVectors: opts.controlVector,
@@ -83,7 +86,7 @@ export async function serveCommand(opts: ServeCommandOptions): Promise<number> {
   }
   const ctx = server.context;
   process.stdout.write(
-    `ruffian serve: ${server.url} · model ${ctx.modelId} · ${ctx.scheduler.slots} slots × ` +
+    `ruffian serve: ${server.url} · model ${ctx.modelId} · ${ctx.host.model.slots} slots × ` +
       `${ctx.limits.slotContext} tokens${ctx.apiKeys.length > 0 ? " · API key required" : ""}\n`,
   );
   await new Promise<void>((resolve) => {

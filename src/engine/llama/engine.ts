@@ -21,7 +21,13 @@ import type {
   Token,
 } from "../types.js";
 import { LLAMA_FLASH_ATTN_TYPE_DISABLED } from "./abi.js";
-import { loadLlamaLibrary, takeRecentLog, type DeviceChoice, type LlamaApi } from "./library.js";
+import {
+  claimLlamaLog,
+  loadLlamaLibrary,
+  takeRecentLog,
+  type DeviceChoice,
+  type LlamaApi,
+} from "./library.js";
 import { ObservationBudget, SequenceRecordings, type ModelShape } from "./recordings.js";
 import { ControlVectors, type NativeVectorCounters } from "./control-vectors.js";
 import { GraphTap, type BatchLayout, type CapturedTensor, type PendingSteer } from "./tap.js";
@@ -126,6 +132,7 @@ export async function openLlamaEngine(options: LlamaEngineOptions): Promise<Llam
   checkModelFile(options.modelPath);
   const lib = await loadLlamaLibrary(options.device ?? "auto");
   const api = lib.api;
+  claimLlamaLog(api);
   const mp = api.llama_model_default_params();
   if (lib.backend === "cpu") mp.n_gpu_layers = 0;
   takeRecentLog();
@@ -905,6 +912,7 @@ export class LlamaEngine implements Engine {
   dispose(): void {
     if (this.disposed) return;
     this.disposed = true;
+    claimLlamaLog(this.api);
     if (!isNull(this.ctx)) this.api.llama_free(this.ctx);
     this.ctx = NULL;
     if (!isNull(this.modelPtr)) this.api.llama_model_free(this.modelPtr);

@@ -4,6 +4,7 @@ import koffi, { type LibraryHandle, type TypeObject } from "koffi";
 import { createRequire } from "node:module";
 import { existsSync, readdirSync } from "node:fs";
 import { dirname, join } from "node:path";
+import { isMainThread } from "node:worker_threads";
 import {
   AbiMismatchError,
   ChatMessage,
@@ -291,6 +292,20 @@ function installLogCapture(api: LlamaApi): void {
     }
   }, koffi.pointer(proto));
   api.llama_log_set(logCallback, null);
+  // The callback belongs to this thread: once a worker thread is gone, llama.cpp calling it
+  // from another thread's engine aborts the process (koffi's call into a dead thread). The
+  // worker hands logging back to llama.cpp's default on its way out.
+  if (!isMainThread) process.once("exit", () => api.llama_log_set(null, null));
+}
+
+/**
+ * Points llama.cpp's one log callback at this thread's again. With engines on several threads
+ * (a server's decode worker beside another), the callback is whichever thread set it last, or
+ * llama.cpp's default (stderr) once that thread is gone: a thread about to load or free a model
+ * takes it back, so that what that logs is captured, not printed.
+ */
+export function claimLlamaLog(api: LlamaApi): void {
+  if (logCallback !== undefined) api.llama_log_set(logCallback, null);
 }
 
 /** Warnings and errors llama.cpp logged since the last call, joined into one line. */

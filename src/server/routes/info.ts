@@ -12,11 +12,11 @@ export function infoRoutes(app: ServerApp, ctx: ServerContext): void {
     created: ctx.startedAt,
     owned_by: "ruffian",
     ruffian: {
-      path: ctx.engine.model.path,
-      description: ctx.engine.model.description,
-      bytes: (bytes ??= statSync(ctx.engine.model.path).size),
-      vocabulary: ctx.engine.capabilities.nVocab,
-      slots: ctx.scheduler.slots,
+      path: ctx.host.model.path,
+      description: ctx.host.model.description,
+      bytes: (bytes ??= statSync(ctx.host.model.path).size),
+      vocabulary: ctx.host.model.nVocab,
+      slots: ctx.host.model.slots,
       slotContext: ctx.limits.slotContext,
     },
   });
@@ -35,9 +35,9 @@ export function infoRoutes(app: ServerApp, ctx: ServerContext): void {
     }
     return {
       status: "ok",
-      slots_idle: ctx.scheduler.slots - ctx.scheduler.busy,
-      slots_processing: ctx.scheduler.busy,
-      queued: ctx.scheduler.waiting,
+      slots_idle: ctx.host.model.slots - ctx.host.busy,
+      slots_processing: ctx.host.busy,
+      queued: ctx.host.waiting,
     };
   });
   app.get("/metrics", async (_req, reply) => {

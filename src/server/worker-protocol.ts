@@ -1,0 +1,32 @@
+// The messages between the HTTP thread (worker-host.ts) and the decode worker (decode-worker.ts).
+import type { DecodeEvent } from "../decode/events.js";
+import type { JobEnd, ModelFacts, RequestBody, WireError } from "./decode-host.js";
+import type { MetricDelta } from "./metric-relay.js";
+import type { CancelReason } from "./scheduler.js";
+
+export type ToWorker =
+  | { t: "start"; id: number; request: RequestBody }
+  | { t: "cancel"; id: number; reason: CancelReason; choice?: number }
+  | { t: "tokenize"; id: number; content: string; addSpecial: boolean; withPieces: boolean }
+  | { t: "detokenize"; id: number; tokens: number[] }
+  | { t: "close" };
+
+/** A job's end as it travels: an error loses its class (decode-host.ts's fromWire restores it). */
+export type WireEnd = Exclude<JobEnd, { error: Error }> | { error: WireError };
+
+/** One choice's event, or its end (request id, choice index, event | null, end). */
+export type StepEntry = [number, number, DecodeEvent] | [number, number, null, WireEnd];
+
+export type FromWorker =
+  | { t: "ready"; model: ModelFacts }
+  | { t: "failed"; error: WireError }
+  | { t: "reply"; id: number; ok: true; value: unknown }
+  | { t: "reply"; id: number; ok: false; error: WireError }
+  | {
+      t: "step";
+      busy: number;
+      waiting: number;
+      metrics: MetricDelta | undefined;
+      out: StepEntry[];
+    }
+  | { t: "closed" };
