@@ -12,7 +12,8 @@ export interface VmStats {
   /** Milliseconds spent running it. */
   runMs: number;
   /** CPU milliseconds the whole process (every thread, V8's compiler and collector helpers
-   * included) used while it ran, for comparing with a native program's CPU time; C only. */
+   * included) used while it ran, for comparing with a native program's CPU time; a C block's run only (not a
+   * function called by name, such as a hook). */
   runCpuMs?: number;
   /** Metered instructions (C) or evaluation steps (Lisp) used. */
   instructions: number;

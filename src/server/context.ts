@@ -29,14 +29,21 @@ export function modelIdOf(path: string): string {
 /** Seconds a client should wait before asking again while the model loads. */
 const LOADING_RETRY_AFTER = "1";
 
+/** VM workers for programs that must not run on a decode thread, so that one computing for
+ * seconds stalls no stream. At least two, so that one such program does not hold up every other
+ * request's regions; started on demand. The HTTP thread has a pool, and so does the decode
+ * worker (for regions that do not read the model). */
+export function serverVmWorkers(): VmWorkerRunner {
+  return new VmWorkerRunner({ poolSize: Math.max(2, availableParallelism()) });
+}
+
 export class ServerContext {
   private model: LoadedModel | undefined;
   /** Unix seconds. */
   readonly startedAt = Math.floor(Date.now() / 1000);
   /** VM workers for /v1/exec (and, with the decode loop on this thread, for regions that do not
-   * read the model), so that a program computing for seconds stalls no stream. At least two, so that one such program does not
-   * hold up every other request's regions; started on demand. */
-  readonly vmWorkers = new VmWorkerRunner({ poolSize: Math.max(2, availableParallelism()) });
+   * read the model). */
+  readonly vmWorkers = serverVmWorkers();
 
   constructor(
     readonly metrics: ServerMetrics,

@@ -4,8 +4,7 @@
 // as messages; at every step boundary the worker takes the ones waiting (without returning to
 // its event loop) and sends one message with every choice's events of that step.
 import { receiveMessageOnPort, workerData, type MessagePort } from "node:worker_threads";
-import { availableParallelism } from "node:os";
-import { VmWorkerRunner } from "../vm/worker-runner.js";
+import { serverVmWorkers } from "./context.js";
 import { toWire, type JobEnd, type JobSink, type StartedRequest } from "./decode-host.js";
 import { openLocalHost, type LocalHost } from "./local-host.js";
 import { MetricRelay } from "./metric-relay.js";
@@ -17,7 +16,7 @@ const { options, port } = workerData as {
 };
 
 const relay = new MetricRelay();
-const regionRunner = new VmWorkerRunner({ poolSize: Math.max(2, availableParallelism()) });
+const regionRunner = serverVmWorkers();
 const started = new Map<number, { request: StartedRequest; open: number }>();
 let host: LocalHost | undefined;
 let out: StepEntry[] = [];

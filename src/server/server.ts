@@ -90,8 +90,9 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
   let host: DecodeHost;
   try {
     await options.beforeLoad?.();
-    host = await openHost(options, modelPath, context);
-    context.attach(loadedModel(host, options));
+    const hostOptions = hostOptionsOf(options, modelPath);
+    host = await openHost(options, hostOptions, context);
+    context.attach(loadedModel(host, hostOptions, options));
   } catch (err) {
     await app.close();
     throw err;
@@ -111,12 +112,9 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
   };
 }
 
-function openHost(
-  options: ServeOptions,
-  modelPath: string,
-  context: ServerContext,
-): Promise<DecodeHost> {
-  const hostOptions: HostOptions = {
+/** The host's options, with the serve defaults filled in (the limits read them too). */
+function hostOptionsOf(options: ServeOptions, modelPath: string): HostOptions {
+  return {
     modelPath,
     slots: options.slots ?? 4,
     ctx: options.ctx,
@@ -128,21 +126,32 @@ function openHost(
     maxMessages: options.maxMessages ?? 256,
     deadlineMs: options.deadlineMs ?? 120_000,
   };
+}
+
+function openHost(
+  options: ServeOptions,
+  hostOptions: HostOptions,
+  context: ServerContext,
+): Promise<DecodeHost> {
   if ((options.decodeThread ?? "worker") === "worker")
     return openWorkerHost(hostOptions, context.metrics);
   // On this thread, regions that cannot read the model share /v1/exec's VM workers.
   return openLocalHost(hostOptions, { metrics: context.metrics, regionRunner: context.vmWorkers });
 }
 
-function loadedModel(host: DecodeHost, options: ServeOptions): LoadedModel {
+function loadedModel(
+  host: DecodeHost,
+  hostOptions: HostOptions,
+  options: ServeOptions,
+): LoadedModel {
   return {
     host,
     limits: {
       slotContext: host.model.slotContext,
       maxChoices: host.model.slots,
-      maxMessages: options.maxMessages ?? 256,
-      defaultProfile: options.profile ?? "small",
-      deadlineMs: options.deadlineMs ?? 120_000,
+      maxMessages: hostOptions.maxMessages,
+      defaultProfile: hostOptions.profile,
+      deadlineMs: hostOptions.deadlineMs,
       streamIntervalMs: options.streamIntervalMs ?? DEFAULT_STREAM_INTERVAL_MS,
     },
   };
