@@ -213,35 +213,22 @@ const sumLanes64 = (v: number) => [
   op.f64Add,
 ];
 
-/** The largest lane of an f32x4 local, onto the stack. */
-const horizontalMax = (v: number) => [
+/** The largest (f32.max) or smallest (f32.min) lane of an f32x4 local, onto the stack. */
+const horizontal = (v: number, pick: number) => [
   ...get(v),
   ...f32x4.lane(0),
   ...get(v),
   ...f32x4.lane(1),
-  op.f32Max,
+  pick,
   ...get(v),
   ...f32x4.lane(2),
   ...get(v),
   ...f32x4.lane(3),
-  op.f32Max,
-  op.f32Max,
+  pick,
+  pick,
 ];
-
-/** The smallest lane of an f32x4 local, onto the stack. */
-const horizontalMin = (v: number) => [
-  ...get(v),
-  ...f32x4.lane(0),
-  ...get(v),
-  ...f32x4.lane(1),
-  op.f32Min,
-  ...get(v),
-  ...f32x4.lane(2),
-  ...get(v),
-  ...f32x4.lane(3),
-  op.f32Min,
-  op.f32Min,
-];
+const horizontalMax = (v: number) => horizontal(v, op.f32Max);
+const horizontalMin = (v: number) => horizontal(v, op.f32Min);
 
 /** Accumulates the two halves of the f32x4 on the stack (kept in `tmp`) into f64x2 `acc`. */
 const accumulate64 = (tmp: number, acc: number) => [
