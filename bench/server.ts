@@ -241,6 +241,7 @@ async function rawRun(
     threads,
     glassBox: kvUnified,
     kvUnified,
+    flashAttention: !kvUnified,
   });
   try {
     const start = performance.now();

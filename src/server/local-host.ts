@@ -64,6 +64,8 @@ export async function openLocalHost(options: HostOptions, parts: LocalHostParts)
     // own sequence's cells, not to every cell the other slots hold (measured in docs/server.md).
     glassBox: tap,
     kvUnified: tap,
+    // As llama-server: without the tap nothing reads attention probabilities.
+    flashAttention: !tap,
     threads: options.threads,
   });
   try {
