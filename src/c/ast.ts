@@ -416,6 +416,28 @@ export interface Func {
   varargSlots?: number;
 }
 
+/** What an ordinary identifier names in a block scope. */
+export type ScopeEntry = Var | { typedef: Type } | { enumConst: bigint };
+
+/** A block scope's names. Its maps are made on first use: most scopes (a loop's body, an if's
+ * braces) declare nothing, and the parser enters one per compound statement. */
+export class Scope {
+  private vars: Map<string, ScopeEntry> | null = null;
+  private tags: Map<string, Type> | null = null;
+  getVar(name: string): ScopeEntry | undefined {
+    return this.vars === null ? undefined : this.vars.get(name);
+  }
+  setVar(name: string, entry: ScopeEntry): void {
+    (this.vars ??= new Map()).set(name, entry);
+  }
+  getTag(name: string): Type | undefined {
+    return this.tags === null ? undefined : this.tags.get(name);
+  }
+  setTag(name: string, ty: Type): void {
+    (this.tags ??= new Map()).set(name, ty);
+  }
+}
+
 /** Symbols visible at file scope. A session keeps one (layered over the C library's); each
  * block parses into a layer over it (clone), which commit() folds in once the block compiled. */
 export class GlobalScope {
@@ -436,6 +458,19 @@ export class GlobalScope {
   /** A scope over this one: it sees everything here, and what it defines stays in it. */
   clone(): GlobalScope {
     return new GlobalScope(this);
+  }
+
+  /** A root scope holding everything visible here. For a base that no longer changes (the C
+   * library's, under every session): a name a block looks up goes through one map for it
+   * instead of one per layer it was built in. */
+  flattened(): GlobalScope {
+    const flat = new GlobalScope();
+    for (const [k, v] of this.vars) flat.vars.set(k, v);
+    for (const [k, v] of this.funcs) flat.funcs.set(k, v);
+    for (const [k, v] of this.typedefs) flat.typedefs.set(k, v);
+    for (const [k, v] of this.tags) flat.tags.set(k, v);
+    for (const [k, v] of this.enumConsts) flat.enumConsts.set(k, v);
+    return flat;
   }
 
   /** Folds this scope's definitions into the one it was cloned from, and returns that one. */

@@ -3,9 +3,9 @@
 // (a trailing expression's, or the first `return`'s type); a block that defines main gets an
 // entry that calls main with the arguments a C runner passes.
 import type { Expr, Func, Stmt } from "./ast.js";
-import { blockNode, callNode, exprStmtNode, returnNode } from "./ast.js";
+import { Scope, blockNode, callNode, exprStmtNode, returnNode } from "./ast.js";
 import { syntaxError, typeError, type Pos } from "./errors.js";
-import type { ParseHost, Parser, Scope } from "./parse.js";
+import type { ParseHost, Parser } from "./parse.js";
 import { T, funcType, isAggregate, typeName, type Type } from "./types.js";
 
 export const ENTRY_NAME = "__entry";
@@ -19,7 +19,7 @@ export class EntryState {
   /** The block has top-level statements (then a main it defines does not run by itself). */
   hasStatements = false;
   /** Locals of the entry that live across top-level statements (variable-length arrays). */
-  readonly scope: Scope = { vars: new Map(), tags: new Map() };
+  readonly scope = new Scope();
 }
 
 /** `return e;` at top level: the first one decides the block's value type. */

@@ -17,6 +17,8 @@ import type {
 } from "./ast.js";
 import {
   GlobalScope,
+  Scope,
+  type ScopeEntry,
   LARGE_LOCAL_BYTES,
   numNode,
   assignNode,
@@ -117,11 +119,6 @@ export interface ParsedBlock {
   entry: Func | null;
   /** The block is a whole program: it defines main and the entry runs it. */
   runsMain: boolean;
-}
-
-export interface Scope {
-  vars: Map<string, Var | { typedef: Type } | { enumConst: bigint }>;
-  tags: Map<string, Type>;
 }
 
 export interface DeclSpec {
@@ -236,6 +233,7 @@ class TypeWords {
   }
 }
 keepShape(new TypeWords());
+keepShape(new Scope());
 
 export function parse(tokens: Token[], base: GlobalScope, host: ParseHost): ParsedBlock {
   const parser = new Parser(tokens, base.clone(), host);
@@ -269,8 +267,11 @@ export class Parser {
     readonly g: GlobalScope,
     readonly host: ParseHost,
   ) {
-    for (const [name, ty] of BUILTIN_TYPEDEFS)
-      if (!g.typedefs.has(name)) g.typedefs.set(name, { ...ty, name });
+    // Entered where a scope chain starts, all together (no typedef is ever removed), so one
+    // test tells whether the chain has them.
+    if (!g.typedefs.has(BUILTIN_TYPEDEFS[0]![0]))
+      for (const [name, ty] of BUILTIN_TYPEDEFS)
+        if (!g.typedefs.has(name)) g.typedefs.set(name, { ...ty, name });
   }
 
   // ---- token helpers ----
@@ -284,9 +285,9 @@ export class Parser {
   peek(n = 1): Token {
     return this.toks[Math.min(this.pos + n, this.toks.length - 1)]!;
   }
+  /** Whether the token is the punctuator or keyword `text` (no other token is spelled so). */
   is(text: string): boolean {
-    const t = this.tok;
-    return (t.kind === "punct" || t.kind === "keyword") && t.text === text;
+    return this.toks[this.pos]!.text === text;
   }
   consume(text: string): boolean {
     if (this.is(text)) {
@@ -313,14 +314,14 @@ export class Parser {
 
   // ---- scopes ----
   enter(): void {
-    this.scopes.push({ vars: new Map(), tags: new Map() });
+    this.scopes.push(new Scope());
   }
   leave(): void {
     this.scopes.pop();
   }
-  lookup(name: string): Var | { typedef: Type } | { enumConst: bigint } | undefined {
+  lookup(name: string): ScopeEntry | undefined {
     for (let i = this.scopes.length - 1; i >= 0; i--) {
-      const s = this.scopes[i]!.vars.get(name);
+      const s = this.scopes[i]!.getVar(name);
       if (s) return s;
     }
     const v = this.g.vars.get(name);
@@ -333,13 +334,13 @@ export class Parser {
   }
   lookupTag(name: string): Type | undefined {
     for (let i = this.scopes.length - 1; i >= 0; i--) {
-      const s = this.scopes[i]!.tags.get(name);
+      const s = this.scopes[i]!.getTag(name);
       if (s) return s;
     }
     return this.g.tags.get(name);
   }
   declareTag(name: string, ty: Type): void {
-    if (this.scopes.length > 0) this.scopes[this.scopes.length - 1]!.tags.set(name, ty);
+    if (this.scopes.length > 0) this.scopes[this.scopes.length - 1]!.setTag(name, ty);
     else this.g.tags.set(name, ty);
   }
   isTypedefName(t: Token): boolean {
@@ -590,10 +591,10 @@ export class Parser {
       id: this.localId++,
     };
     const scope = this.scopes[this.scopes.length - 1]!;
-    const prior = scope.vars.get(name);
+    const prior = scope.getVar(name);
     if (prior && "id" in prior && !prior.isParam && !this.fn?.params.includes(prior))
       throw typeError(`redefinition of '${name}'`, at);
-    scope.vars.set(name, v);
+    scope.setVar(name, v);
     this.fn!.locals.push(v);
     return v;
   }
@@ -766,7 +767,7 @@ export class Parser {
     let ty = aggregateType(kind, tag);
     if (tag) {
       const cur = this.scopes.length
-        ? this.scopes[this.scopes.length - 1]!.tags.get(tag)
+        ? this.scopes[this.scopes.length - 1]!.getTag(tag)
         : this.g.tags.get(tag);
       if (cur && !cur.complete && cur.kind === kind) ty = cur;
       else this.declareTag(tag, ty);
@@ -842,7 +843,7 @@ export class Parser {
       if (this.consume("=")) value = this.constInt();
       if (value < 0n) ty.negative = true;
       if (this.scopes.length > 0)
-        this.scopes[this.scopes.length - 1]!.vars.set(name.text, { enumConst: value });
+        this.scopes[this.scopes.length - 1]!.setVar(name.text, { enumConst: value });
       else {
         this.g.enumConsts.set(name.text, value);
         this.g.vars.delete(name.text);
@@ -1059,7 +1060,7 @@ export class Parser {
       let ty = declTy;
       if (!name) throw syntaxError("expected a variable name", this.tok);
       if (spec.isTypedef) {
-        this.scopes[this.scopes.length - 1]!.vars.set(name.text, {
+        this.scopes[this.scopes.length - 1]!.setVar(name.text, {
           typedef: { ...ty, name: name.text },
         });
       } else if (ty.kind === "func") {
@@ -1071,7 +1072,7 @@ export class Parser {
           if (ty.kind === "array" && ty.len! < 0) ty = init.ty;
         }
         const v = this.newGlobal(`${this.fn!.name}.${name.text}`, ty, name);
-        this.scopes[this.scopes.length - 1]!.vars.set(name.text, v);
+        this.scopes[this.scopes.length - 1]!.setVar(name.text, v);
         staticInit(this, v, init, name);
       } else {
         if (ty.kind === "void") throw typeError(`variable '${name.text}' declared void`, name);

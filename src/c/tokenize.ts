@@ -222,13 +222,20 @@ function spellingSlot(src: string, start: number, end: number): number {
         resetSpellings();
         return spellingSlot(src, start, end);
       }
-      spellings[slot] = src.slice(start, end);
+      spellings[slot] = canonical(src.slice(start, end));
       keywordSlot[slot] = 0;
       spellingCount++;
       return slot;
     }
     if (known.length === length && sameText(known, src, start)) return slot;
   }
+}
+
+/** The engine's own copy of `s`, the one every equal literal and property key shares (V8
+ * internalizes property keys): comparing it with a literal such as "int" is then a pointer
+ * test, and the maps the parser looks it up in find its hash computed. */
+function canonical(s: string): string {
+  return Object.keys({ [s]: 0 })[0]!;
 }
 
 function sameText(known: string, src: string, start: number): boolean {
