@@ -285,9 +285,12 @@ export class Parser {
   peek(n = 1): Token {
     return this.toks[Math.min(this.pos + n, this.toks.length - 1)]!;
   }
-  /** Whether the token is the punctuator or keyword `text` (no other token is spelled so). */
+  /** Whether the token is the punctuator or keyword `text`. (Their spellings are the engine's
+   * internalized strings, so V8 compiles the comparison to one pointer test; a number's or a
+   * string literal's text, which are not, never reaches it.) */
   is(text: string): boolean {
-    return this.toks[this.pos]!.text === text;
+    const t = this.toks[this.pos]!;
+    return (t.kind === "punct" || t.kind === "keyword") && t.text === text;
   }
   consume(text: string): boolean {
     if (this.is(text)) {

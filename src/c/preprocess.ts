@@ -145,6 +145,18 @@ function hideAll(body: Token[], name: string, at: Token): Token[] {
   });
 }
 
+/** The name in `<name>` or `"name"` (an #include's tokens, spelled together), or undefined.
+ * (No regular expression: V8 drops a regexp's compiled code in garbage collections, and
+ * compiling it again cost more than the rest of a block's preprocessing.) */
+function includedName(header: string): string | undefined {
+  const first = header.charCodeAt(0);
+  const last = header.charCodeAt(header.length - 1);
+  if (header.length < 3 || (first !== 60 && first !== 34) || (last !== 62 && last !== 34))
+    return undefined;
+  const name = header.slice(1, -1);
+  return name.includes(">") || name.includes('"') ? undefined : name;
+}
+
 /** Upper bound on tokens produced by macro expansion in one block (stops exponential bombs). */
 const MAX_EXPANDED_TOKENS = 50_000;
 
@@ -224,10 +236,14 @@ class Preprocessor {
             continue;
           case "include": {
             const header = rest.map((x) => x.text).join("");
-            const m = /^[<"]([^>"]+)[>"]$/.exec(header);
-            if (!m) throw syntaxError('#include expects <header> or "header"', t);
-            if (!STANDARD_HEADERS.has(m[1]!))
-              throw syntaxError(`cannot include '${m[1]}': only standard headers are available`, t);
+            const included = includedName(header);
+            if (included === undefined)
+              throw syntaxError('#include expects <header> or "header"', t);
+            if (!STANDARD_HEADERS.has(included))
+              throw syntaxError(
+                `cannot include '${included}': only standard headers are available`,
+                t,
+              );
             continue;
           }
           case "define":

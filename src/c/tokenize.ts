@@ -52,14 +52,15 @@ function readEscape(src: string, i: number, at: { line: number; col: number }): 
     case "7": {
       let v = 0;
       let j = i;
-      while (j < i + 3 && /[0-7]/.test(src[j] ?? "")) v = v * 8 + Number(src[j++]);
+      while (j < i + 3 && digitValue(src.charCodeAt(j)) < 8)
+        v = v * 8 + digitValue(src.charCodeAt(j++));
       return [v & 0xff, j];
     }
     case "x": {
       let j = i + 1;
       let v = 0;
-      if (!/[0-9a-fA-F]/.test(src[j] ?? "")) throw syntaxError("\\x used with no hex digits", at);
-      while (/[0-9a-fA-F]/.test(src[j] ?? "")) v = v * 16 + parseInt(src[j++]!, 16);
+      if (digitValue(src.charCodeAt(j)) >= 16) throw syntaxError("\\x used with no hex digits", at);
+      while (digitValue(src.charCodeAt(j)) < 16) v = v * 16 + digitValue(src.charCodeAt(j++));
       return [v & 0xff, j];
     }
     case "a":
@@ -100,14 +101,27 @@ function readNumber(text: string, at: { line: number; col: number }): Partial<To
     if (Number.isNaN(v)) throw syntaxError(`invalid number '${text}'`, at);
     return { fval: numType === "float" ? Math.fround(v) : v, numType };
   }
-  const m = /^(0x[0-9a-f]+|0b[01]+|0[0-7]*|[1-9][0-9]*)(u|ul|ull|l|ll|lu|llu)?$/.exec(lower);
-  if (!m) throw syntaxError(`invalid number '${text}'`, at);
-  const digits = m[1]!;
+  // digits (0x hex, 0b binary, 0 octal, decimal), then a suffix of u and l or ll.
+  let end = lower.length;
+  while (end > 0 && (lower[end - 1] === "u" || lower[end - 1] === "l")) end--;
+  const digits = lower.slice(0, end);
+  const suffix = lower.slice(end);
+  const prefixed = digits.startsWith("0x") || digits.startsWith("0b");
+  const radix = prefixed
+    ? digits[1] === "x"
+      ? 16
+      : 2
+    : digits.length > 1 && digits[0] === "0"
+      ? 8
+      : 10;
+  const body = prefixed ? digits.slice(2) : digits;
+  let valid = body.length > 0 && INTEGER_SUFFIXES.has(suffix);
+  for (let k = 0; k < body.length; k++) valid &&= digitValue(body.charCodeAt(k)) < radix;
+  if (!valid) throw syntaxError(`invalid number '${text}'`, at);
   let v: bigint;
   if (digits.startsWith("0x") || digits.startsWith("0b")) v = BigInt(digits);
   else if (digits.length > 1 && digits.startsWith("0")) v = BigInt("0o" + digits.slice(1));
   else v = BigInt(digits);
-  const suffix = m[2] ?? "";
   const unsigned = suffix.includes("u");
   const long = suffix.includes("l");
   const decimal = !(digits.startsWith("0") && digits.length > 1);
@@ -120,10 +134,30 @@ function readNumber(text: string, at: { line: number; col: number }): Partial<To
   return { ival: BigInt.asUintN(64, v), numType };
 }
 
-/** A sign continues a number only right after its exponent letter (1e-5, 0x1p+3). */
-function exponentBefore(sofar: string): boolean {
-  const hex = /^0[xX]/.test(sofar);
-  return hex ? /[pP]$/.test(sofar) : /[eE]$/.test(sofar);
+const INTEGER_SUFFIXES: ReadonlySet<string> = new Set([
+  "",
+  "u",
+  "ul",
+  "ull",
+  "l",
+  "ll",
+  "lu",
+  "llu",
+]);
+
+/** The value of a digit in any base up to 16 (0-9, a-f, A-F), else 99. */
+function digitValue(c: number): number {
+  if (c >= 48 && c <= 57) return c - 48;
+  const lower = c | 32;
+  return lower >= 97 && lower <= 102 ? lower - 87 : 99;
+}
+
+/** A sign continues the number src[start, end) only right after its exponent letter (1e-5,
+ * 0x1p+3). */
+function exponentBefore(src: string, start: number, end: number): boolean {
+  const hex = src.charCodeAt(start) === 48 && (src.charCodeAt(start + 1) | 32) === 120;
+  const last = src.charCodeAt(end - 1) | 32;
+  return hex ? last === 112 : last === 101;
 }
 
 const isDigit = (c: number): boolean => c >= 48 && c <= 57;
@@ -371,7 +405,7 @@ export function tokenize(src: string): Token[] {
       while (j < n) {
         const d = src.charCodeAt(j);
         if (isIdentChar(d) || d === 46) j++;
-        else if ((d === 43 || d === 45) && exponentBefore(src.slice(i, j))) j++;
+        else if ((d === 43 || d === 45) && exponentBefore(src, i, j)) j++;
         else break;
       }
       const text = src.slice(i, j);
