@@ -348,6 +348,13 @@ export class Parser {
   }
   isTypedefName(t: Token): boolean {
     if (t.kind !== "ident") return false;
+    // Asked at the start of nearly every statement: a name that no file-scope typedef has
+    // needs no look through the file scope's variables and enumerators.
+    for (let i = this.scopes.length - 1; i >= 0; i--) {
+      const s = this.scopes[i]!.getVar(t.text);
+      if (s) return "typedef" in s;
+    }
+    if (this.g.typedefs.get(t.text) === undefined) return false;
     const s = this.lookup(t.text);
     return !!s && "typedef" in s;
   }
