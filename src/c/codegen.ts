@@ -7,7 +7,7 @@ import { CompileError } from "./errors.js";
 import { FunctionGenerator, meteredWrapper, type ModuleContext } from "./function.js";
 import { BRIDGE_TABLE, bridgeLayout, hostSig } from "./host-bridge.js";
 import { INLINE_FUNCTIONS } from "./library.js";
-import { predictLongRunning } from "./metering.js";
+import { LoopNest } from "./metering.js";
 import type { Type } from "./types.js";
 import { encodeModule, TypeTable, type FuncSig, type ImportedFunc } from "./wasm.js";
 
@@ -50,6 +50,7 @@ export interface CodegenOptions {
 }
 
 export interface CompiledModule {
+  /** The module's bytes: valid only until the next module is generated (see EncodedModule). */
   bytes: Uint8Array;
   /** Per defined function: module offset of its code and its (offset, line, col) triples. */
   positions: { codeStart: number; entries: number[]; traps: number[] }[];
@@ -59,7 +60,7 @@ export interface CompiledModule {
   hostCalls: string[];
   /** Exported user functions and their C types. */
   exports: Map<string, Type>;
-  /** A loop nest is predicted to run long (see predictLongRunning): worth optimizing up front. */
+  /** A loop nest is predicted to run long (see LoopNest): worth optimizing up front. */
   longRunning: boolean;
 }
 
@@ -125,6 +126,7 @@ export function generateModule(opts: CodegenOptions): CompiledModule {
     imports,
     bridge,
     recursive,
+    loops: new LoopNest(),
   };
   const exportName = (f: Func): string | undefined =>
     opts.roots.includes(f.name) ? f.name : undefined;
@@ -151,7 +153,7 @@ export function generateModule(opts: CodegenOptions): CompiledModule {
   }
   // Recursion goes optimized too: Liftoff frames are several times larger, and a deep
   // recursion would exhaust the host's stack long before maxCallDepth.
-  const longRunning = ctx.recursive.size > 0 || predictLongRunning(order);
+  const longRunning = ctx.recursive.size > 0 || ctx.loops.runsLong;
   const encoded = encodeModule(
     {
       imports: imports.map(

@@ -99,7 +99,7 @@ function baseScope(): GlobalScope {
     for (const [name, f] of decl.scope.funcs) hostTypes.set(name, f.ty);
     const lib = parse(preprocess(tokenize(C_LIBRARY)), decl.scope, noAlloc);
     for (const f of lib.defined) f.library = true;
-    libraryScope = lib.scope;
+    libraryScope = lib.scope.flattened();
   }
   return libraryScope;
 }
@@ -720,8 +720,8 @@ function framedImport(name: string, frame: NonNullable<BridgeEntry["frame"]>): (
   };
 }
 
-/** Compiles a module. A block predicted to run long (a big loop nest, see codegen's
- * predictLongRunning) gets V8's optimizing tier straight away, because V8 never moves a running
+/** Compiles a module. A block predicted to run long (a big loop nest, see LoopNest in
+ * src/c/metering.ts) gets V8's optimizing tier straight away, because V8 never moves a running
  * baseline frame to optimized code and a program's hot loop usually runs inside one call of
  * main. Everything else gets the baseline tier (Liftoff), about ten times faster to compile;
  * V8 still tiers up its functions that are called often (fib(30) runs optimized). */
