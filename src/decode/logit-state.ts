@@ -109,13 +109,19 @@ export class LogitState {
     return best;
   }
 
-  /** Draws the next token from these logits with `sampler` (which must leave them alone, see
-   * Sampler.leavesLogitsAlone), in this state's buffers: no copy, and no pass for the maximum
-   * when a statistics pass left the block maxima. */
-  sampleWith(sampler: Sampler): number {
-    const token = sampler.sampleIn(this.buf, this.maximaFresh);
-    this.maximaFresh = true;
-    return token;
+  /** Draws the next token from these logits with `sampler`, in this state's buffers: no copy,
+   * and no pass for the maximum when a statistics pass left the block maxima. Bias, bans and a
+   * repetition penalty of `history` are applied in place for the draw and undone after it
+   * (the logits, and what was computed on them, stay as they were). */
+  sampleWith(sampler: Sampler, history?: ArrayLike<number>): number {
+    const edits = !sampler.leavesLogitsAlone(history);
+    try {
+      return sampler.sampleIn(this.buf, this.maximaFresh, history);
+    } finally {
+      // The draw's pass for the maximum ran on the edited logits: its block maxima are not
+      // these logits' (without edits, they are).
+      this.maximaFresh = !edits;
+    }
   }
 
   /** Entropy in nats, and log Σ exp(logit) from the same pass over the vocabulary. */

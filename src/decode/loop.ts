@@ -468,13 +468,9 @@ export class DecodeLoop {
     if (stats) state.entropy();
     let token: number;
     try {
-      // Plain greedy needs no copy of the logits into the sampler: the state's argmax is it; a
-      // sampler that leaves the logits alone draws in the state's buffers.
-      token = s.sampler.plainGreedy
-        ? state.argmax()
-        : s.sampler.leavesLogitsAlone(history)
-          ? state.sampleWith(s.sampler)
-          : s.sampler.sample(state.logits, history);
+      // Plain greedy needs no copy of the logits into the sampler: the state's argmax is it;
+      // every other draw runs in the state's buffers (bias, bans and penalty undone after it).
+      token = s.sampler.plainGreedy ? state.argmax() : state.sampleWith(s.sampler, history);
       if (token < 0) throw new Error("every token is masked: nothing left to sample");
     } catch (err) {
       // Everything masked by VM code: fall back to the model's own choice rather than stall.

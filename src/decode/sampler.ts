@@ -121,6 +121,8 @@ export class Sampler {
   private buf!: VocabBuffers;
   /** Per-token marks for the repetition penalty, made on its first use. */
   private seenStampArray: Uint32Array | undefined;
+  /** The values sampleIn's in-place edits replaced, made on its first use. */
+  private undoLog: UndoLog | undefined;
   /** How many tokens the last collectMinP listed. */
   private minPCount = 0;
   private stamp = 0;
@@ -210,17 +212,27 @@ export class Sampler {
   /**
    * Picks the next token from logits already in `buffers` (a LogitState's, computed on once per
    * step), as sample() would from a copy of them: the same draw, without copying the vocabulary
-   * again. Only when leavesLogitsAlone(): the logits are read, never changed; the buffers'
-   * weights and candidate ids are overwritten. `fresh`: their block maxima belong to these
+   * again. Bias, bans and the repetition penalty of `history` are applied in place and undone
+   * afterwards (the few values they touch are kept aside), so the logits end as they were; the
+   * buffers' weights and candidate ids are overwritten, and so are their block maxima when
+   * the logits were edited (see leavesLogitsAlone). `fresh`: their block maxima belong to these
    * logits.
    */
-  sampleIn(buffers: VocabBuffers, fresh = false): number {
-    if (!this.leavesLogitsAlone())
-      throw new Error("sampleIn: bias, bans or a repetition penalty need a copy (use sample)");
+  sampleIn(buffers: VocabBuffers, fresh = false, history?: ArrayLike<number>): number {
     if (buffers.size !== this.vocabSize)
       throw new RangeError(`expected ${this.vocabSize} logits, got ${buffers.size}`);
     this.buf = buffers;
-    return this.pick(fresh);
+    if (this.leavesLogitsAlone(history)) return this.pick(fresh);
+    const work = buffers.logits;
+    const window = Math.min(this.repetitionWindow, history?.length ?? 0);
+    const log = (this.undoLog ??= new UndoLog());
+    log.reset(this.biasIds.length + this.banned.length + window);
+    try {
+      this.applyEdits(work, history, log);
+      return this.pick(false);
+    } finally {
+      log.undo(work);
+    }
   }
 
   private pick(fresh: boolean): number {
@@ -237,10 +249,28 @@ export class Sampler {
     const n = this.vocabSize;
     if (logits.length !== n) throw new RangeError(`expected ${n} logits, got ${logits.length}`);
     this.buf = this.own;
-    const work = this.buf.logits;
-    work.set(logits);
-    for (let i = 0; i < this.biasIds.length; i++) work[this.biasIds[i]!]! += this.biasValues[i]!;
-    for (let i = 0; i < this.banned.length; i++) work[this.banned[i]!] = -Infinity;
+    this.buf.logits.set(logits);
+    this.applyEdits(this.buf.logits, history, null);
+  }
+
+  /** Bias, bans, then the repetition penalty of `history`, on `work`; each value replaced is
+   * recorded in `log` first, when given. */
+  private applyEdits(
+    work: Float32Array,
+    history: ArrayLike<number> | undefined,
+    log: UndoLog | null,
+  ): void {
+    const n = this.vocabSize;
+    for (let i = 0; i < this.biasIds.length; i++) {
+      const id = this.biasIds[i]!;
+      log?.keep(id, work[id]!);
+      work[id]! += this.biasValues[i]!;
+    }
+    for (let i = 0; i < this.banned.length; i++) {
+      const id = this.banned[i]!;
+      log?.keep(id, work[id]!);
+      work[id] = -Infinity;
+    }
     const penalty = this.repetitionPenalty;
     if (penalty !== 1 && history && history.length > 0 && this.repetitionWindow > 0) {
       if (++this.stamp === 0xffffffff) {
@@ -255,6 +285,7 @@ export class Sampler {
         if (this.seenStamp[id] === stamp) continue;
         this.seenStamp[id] = stamp;
         const v = work[id]!;
+        log?.keep(id, v);
         work[id] = v > 0 ? v / penalty : v * penalty;
       }
     }
@@ -445,6 +476,30 @@ export class Sampler {
   private checkToken(what: string, id: number): void {
     if (!Number.isInteger(id) || id < 0 || id >= this.vocabSize)
       throw new RangeError(`${what} ${id} is outside the vocabulary 0..${this.vocabSize - 1}`);
+  }
+}
+
+/** Logit values replaced by in-place edits, put back in reverse order (so a token edited
+ * twice, biased and banned say, gets its first value). */
+class UndoLog {
+  private ids = new Int32Array(0);
+  private values = new Float32Array(0);
+  private count = 0;
+  /** Empties the log, with room for `capacity` entries. */
+  reset(capacity: number): void {
+    if (this.ids.length < capacity) {
+      this.ids = new Int32Array(capacity);
+      this.values = new Float32Array(capacity);
+    }
+    this.count = 0;
+  }
+  keep(id: number, value: number): void {
+    this.ids[this.count] = id;
+    this.values[this.count++] = value;
+  }
+  undo(work: Float32Array): void {
+    for (let i = this.count - 1; i >= 0; i--) work[this.ids[i]!] = this.values[i]!;
+    this.count = 0;
   }
 }
 

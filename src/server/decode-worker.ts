@@ -2,7 +2,8 @@
 // loop and the scheduler (a LocalHost), so that the HTTP thread's work (Fastify, chunks, SSE,
 // socket writes) no longer shares a core's time with llama_decode. Requests and cancels come in
 // as messages; at every step boundary the worker takes the ones waiting (without returning to
-// its event loop) and sends one message with every choice's events of that step.
+// its event loop), and it sends the events of the steps since its last message in one message:
+// at once when one is urgent, otherwise once a fifth of the stream interval has passed.
 import { receiveMessageOnPort, workerData, type MessagePort } from "node:worker_threads";
 import { serverVmWorkers } from "./context.js";
 import { toWire, type JobEnd, type JobSink, type StartedRequest } from "./decode-host.js";
@@ -21,26 +22,56 @@ const started = new Map<number, { request: StartedRequest; open: number }>();
 let host: LocalHost | undefined;
 let out: StepEntry[] = [];
 let shown = { busy: -1, waiting: -1 };
+/**
+ * How long events may wait in `out` for the steps after them. A message costs this thread a
+ * structured clone and a wake-up of the HTTP thread: one per step was 0.35× the time of
+ * llama_decode at one client (docs/benchmarks.md#server). A stream writes at most once per
+ * stream interval anyway, so a fifth of it delays no write by more than that fifth.
+ */
+const gatherMs = options.streamIntervalMs / 5;
+let lastSent = -Infinity;
+/** Something in `out` the HTTP side should see at once: a choice's first event (time to first
+ * token) or its end (its slot is free, its usage known). */
+let urgent = false;
 
 const send = (msg: FromWorker) => port.postMessage(msg);
 
-/** Sends the step's events, metric changes and slot counts as one message. */
-function flush(): void {
+/**
+ * Sends the events, metric changes and slot counts gathered since the last message, as one
+ * message: when `now` (the loop is about to wait, or between steps), when something is urgent
+ * or the slot counts changed, or once the events have waited `gatherMs`.
+ */
+function flush(now: boolean): void {
   if (!host) return;
-  const metrics = relay.take();
   const { busy, waiting } = host;
-  if (out.length === 0 && !metrics && busy === shown.busy && waiting === shown.waiting) return;
+  const counts = busy !== shown.busy || waiting !== shown.waiting;
+  if (!now && !urgent && !counts && performance.now() - lastSent < gatherMs) return;
+  const metrics = relay.take();
+  if (out.length === 0 && !metrics && !counts) return;
   send({ t: "step", busy, waiting, metrics, out });
   out = [];
   shown = { busy, waiting };
+  urgent = false;
+  lastSent = performance.now();
 }
 
 function sinkFor(id: number): JobSink {
+  /** Choices that have sampled a token. */
+  const begun = new Set<number>();
   return {
     // The request's facts travel in the reply to its start message.
     begin: () => {},
-    event: (choice, ev) => out.push([id, choice, ev]),
+    event: (choice, ev) => {
+      if (!begun.has(choice)) {
+        // A hook's setup output, say, or the first token: what comes before the first token,
+        // and the first token itself, leave at once.
+        urgent = true;
+        if (ev.type === "token") begun.add(choice);
+      }
+      out.push([id, choice, ev]);
+    },
     end: (choice, outcome: JobEnd) => {
+      urgent = true;
       out.push([id, choice, null, "error" in outcome ? { error: toWire(outcome.error) } : outcome]);
       const entry = started.get(id);
       if (entry && --entry.open === 0) started.delete(id);
@@ -78,7 +109,7 @@ function handle(msg: ToWorker): void {
         .close()
         .then(() => regionRunner.close())
         .finally(() => {
-          flush();
+          flush(true);
           send({ t: "closed" });
           port.close();
           // Ends this thread only; its exit handlers give llama.cpp's log callback back.
@@ -88,12 +119,13 @@ function handle(msg: ToWorker): void {
   }
 }
 
-/** Takes the messages waiting, then sends what the last step produced. */
-function atStep(): void {
+/** Takes the messages waiting, then sends what the steps produced when it is time to (always
+ * before the loop waits). */
+function atStep(idle: boolean): void {
   if (host)
     for (let m = receiveMessageOnPort(port); m; m = receiveMessageOnPort(port))
       handle(m.message as ToWorker);
-  flush();
+  flush(idle);
 }
 
 try {
@@ -101,7 +133,7 @@ try {
   port.on("message", (msg: ToWorker) => {
     handle(msg);
     // A request handled between steps (the loop idle, or letting I/O in) is answered now.
-    flush();
+    flush(true);
   });
   send({ t: "ready", model: host.model });
 } catch (err) {

@@ -99,7 +99,7 @@ function baseScope(): GlobalScope {
     for (const [name, f] of decl.scope.funcs) hostTypes.set(name, f.ty);
     const lib = parse(preprocess(tokenize(C_LIBRARY)), decl.scope, noAlloc);
     for (const f of lib.defined) f.library = true;
-    libraryScope = lib.scope;
+    libraryScope = lib.scope.flattened();
   }
   return libraryScope;
 }

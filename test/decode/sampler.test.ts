@@ -2,7 +2,14 @@
 // direct formulas, plus a frequency test of the draws.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { Rng, Sampler, argmax, nucleus, selectLargest } from "../../src/decode/sampler.js";
+import {
+  Rng,
+  Sampler,
+  argmax,
+  nucleus,
+  selectLargest,
+  type SamplerOptions,
+} from "../../src/decode/sampler.js";
 import { LogitState } from "../../src/decode/logit-state.js";
 import { entropyNats } from "./reference.js";
 
@@ -312,7 +319,7 @@ test("entropy, probability and top-k of LogitState against direct computation", 
 });
 
 test("drawing in a LogitState's buffers gives the draws of sampling a copy, logits untouched", () => {
-  const modes = [
+  const modes: SamplerOptions[] = [
     { temperature: 0 },
     { temperature: 0.8 },
     { temperature: 0.8, topK: 40 },
@@ -320,6 +327,25 @@ test("drawing in a LogitState's buffers gives the draws of sampling a copy, logi
     { temperature: 0.8, minP: 0.05 },
     { temperature: 0.8, topK: 40, topP: 0.95, minP: 0.05 },
     { temperature: 0.8, topP: 0.95, minP: 0.05 },
+    // Edited in place and undone: penalty, bias and bans (one token both biased and banned).
+    { temperature: 0.8, repetitionPenalty: 1.3, repetitionWindow: 16 },
+    { temperature: 0, repetitionPenalty: 1.3 },
+    {
+      temperature: 0.8,
+      topP: 0.9,
+      repetitionPenalty: 1.1,
+      logitBias: [
+        [5, 4],
+        [6, -2],
+      ],
+    },
+    {
+      temperature: 0.7,
+      topK: 20,
+      logitBias: [[5, 3]],
+      bannedTokens: [5, 9],
+      repetitionPenalty: 1.2,
+    },
   ];
   for (const vocab of [512, 32000]) {
     const state = new LogitState(vocab);
@@ -328,21 +354,23 @@ test("drawing in a LogitState's buffers gives the draws of sampling a copy, logi
       const sharing = new Sampler(vocab, { ...options, seed: 11 });
       for (let step = 0; step < 40; step++) {
         const logits = randomLogits(vocab, 1000 * step + vocab, 6);
+        // Recent tokens: the most likely one and a few others, as a repetitive text has.
+        const top = argmax(logits);
+        const history = [3, 5, 9, 17, step % vocab, top, top];
         state.load(logits);
         // Half the steps after a statistics pass, whose block maxima the draw then reuses.
-        if (step % 2 === 1) state.entropy();
-        const expected = copying.sample(logits);
-        assert.equal(
-          state.sampleWith(sharing),
-          expected,
-          `${JSON.stringify(options)} step ${step}`,
-        );
-        assert.deepEqual(state.logits, logits);
+        const entropy = step % 2 === 1 ? state.entropy() : NaN;
+        const expected = copying.sample(logits, history);
+        const what = `${JSON.stringify(options)} step ${step}`;
+        assert.equal(state.sampleWith(sharing, history), expected, what);
+        assert.deepEqual(state.logits, logits, what);
+        // What was computed on the logits before the draw still holds after it, and what is
+        // computed after it sees the logits, not the edits.
+        if (step % 2 === 1) assert.equal(state.entropy(), entropy, what);
+        assert.equal(state.topToken(0), top, what);
       }
     }
   }
-  const biased = new Sampler(512, { logitBias: [[3, 2]] });
-  assert.throws(() => new LogitState(512).sampleWith(biased), /need a copy/);
 });
 
 test("bad input is rejected with a clear message", () => {
