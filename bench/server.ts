@@ -11,6 +11,7 @@
 //     OTHER-CHECKOUT `main-thread` is this checkout with `--decode-thread main`, `threads=N` this
 //     checkout with N llama.cpp threads)
 import { spawn, spawnSync } from "node:child_process";
+import { Agent, request as httpRequest, type IncomingMessage } from "node:http";
 import { readFileSync, readdirSync } from "node:fs";
 import { openEngine } from "../src/engine/open.js";
 import { defaultThreadCount } from "../src/engine/threads.js";
@@ -73,16 +74,46 @@ interface ClientRun {
   text: string;
 }
 
+/** The clients' connections, kept open between requests as an OpenAI client's are. */
+const keepAlive = new Agent({ keepAlive: true, maxSockets: Infinity });
+
+/** A POST whose response body arrives as a stream of text; rejects on a non-2xx status. Plain
+ * node:http: fetch's own work per request (about 1.5 ms here, in this process) is the client's
+ * cost, not the server's. */
+async function* postStream(url: string, path: string, body: string): AsyncGenerator<string> {
+  const target = new URL(url + path);
+  const res = await new Promise<IncomingMessage>((resolve, reject) => {
+    const req = httpRequest(
+      {
+        host: target.hostname,
+        port: target.port,
+        path: target.pathname,
+        method: "POST",
+        agent: keepAlive,
+        headers: { "content-type": "application/json", "content-length": Buffer.byteLength(body) },
+      },
+      resolve,
+    );
+    req.on("error", reject);
+    req.end(body);
+  });
+  res.setEncoding("utf8");
+  if (res.statusCode === undefined || res.statusCode >= 300) {
+    let text = "";
+    for await (const part of res) text += part;
+    throw new Error(`${path}: HTTP ${res.statusCode} ${text}`);
+  }
+  for await (const part of res) yield part as string;
+}
+
 /** One streaming request; tokens counted from usage, latencies from content chunks. */
 async function streamOnce(url: string, path: string, body: object): Promise<ClientRun> {
   const start = performance.now();
-  const res = await fetch(url + path, {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify({ ...body, stream: true, stream_options: { include_usage: true } }),
-  });
-  if (!res.ok || !res.body) throw new Error(`${path}: HTTP ${res.status} ${await res.text()}`);
-  const decoder = new TextDecoder();
+  const parts = postStream(
+    url,
+    path,
+    JSON.stringify({ ...body, stream: true, stream_options: { include_usage: true } }),
+  );
   let buffer = "";
   let last = 0;
   let ttft = NaN;
@@ -90,11 +121,8 @@ async function streamOnce(url: string, path: string, body: object): Promise<Clie
   let text = "";
   let finishReason: string | undefined;
   const gaps: number[] = [];
-  const reader = res.body.getReader();
-  for (;;) {
-    const { value: part, done } = await reader.read();
-    if (done) break;
-    buffer += decoder.decode(part, { stream: true });
+  for await (const part of parts) {
+    buffer += part;
     let cut;
     while ((cut = buffer.indexOf("\n\n")) >= 0) {
       const line = buffer.slice(0, cut);
@@ -241,6 +269,7 @@ async function rawRun(
     threads,
     glassBox: kvUnified,
     kvUnified,
+    flashAttention: !kvUnified,
   });
   try {
     const start = performance.now();
@@ -340,6 +369,9 @@ async function llamaServerRun(peer: { url: string; pid: number }, load: Load, cl
   };
 }
 
+/** Warm-up rounds before the measured ones: at least 24 requests whatever the clients. */
+const warmUpRounds = (clients: number) => Math.max(2, Math.ceil(24 / clients));
+
 const fmt = (n: number, d = 1) => (Number.isFinite(n) ? n.toFixed(d) : "—");
 
 async function throughputTable(): Promise<void> {
@@ -361,8 +393,12 @@ async function throughputTable(): Promise<void> {
       const raws: Array<Awaited<ReturnType<typeof rawRun>>> = [];
       const peers: Array<Awaited<ReturnType<typeof llamaServerRun>>> = [];
       try {
-        await serverRun(server, load, clients); // warm-up: compile caches, first allocations
-        if (peerServer) await llamaServerRun(peerServer, load, clients);
+        // Warm-up: compile caches, first allocations, and JIT of the per-request path (one
+        // request of 64 tokens measured 45 ms at first, 16 ms from about the 20th).
+        for (let w = 0; w < warmUpRounds(clients); w++) {
+          await serverRun(server, load, clients);
+          if (peerServer) await llamaServerRun(peerServer, load, clients);
+        }
         // Interleaved rounds, each starting with a different peer: the machine is shared and
         // its load drifts, so every peer gets the same chances; medians, not the best round.
         const steps: Array<() => Promise<unknown>> = [
@@ -429,7 +465,8 @@ async function abRun(other: string): Promise<void> {
   const runsA: Array<Awaited<ReturnType<typeof serverRun>>> = [];
   const runsB: typeof runsA = [];
   try {
-    for (const s of [a, b, a, b]) await serverRun(s, stories, abClients); // warm-up
+    for (let w = 0; w < warmUpRounds(abClients); w++)
+      for (const s of [a, b]) await serverRun(s, stories, abClients);
     for (let r = 0; r < rounds; r++) {
       const order = r % 2 === 0 ? [a, b] : [b, a];
       for (const s of order) (s === a ? runsA : runsB).push(await serverRun(s, stories, abClients));

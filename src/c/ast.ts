@@ -2,7 +2,7 @@
 // tables (variables, functions, typedefs, tags) that a session carries from block to block.
 import type { Pos } from "./errors.js";
 import { LayeredMap } from "./layered-map.js";
-import { isFloat, type Member, type Type } from "./types.js";
+import { T, isFloat, type Member, type Type } from "./types.js";
 
 export type BinOp =
   | "+"
@@ -416,6 +416,28 @@ export interface Func {
   varargSlots?: number;
 }
 
+/** What an ordinary identifier names in a block scope. */
+export type ScopeEntry = Var | { typedef: Type } | { enumConst: bigint };
+
+/** A block scope's names. Its maps are made on first use: most scopes (a loop's body, an if's
+ * braces) declare nothing, and the parser enters one per compound statement. */
+export class Scope {
+  private vars: Map<string, ScopeEntry> | null = null;
+  private tags: Map<string, Type> | null = null;
+  getVar(name: string): ScopeEntry | undefined {
+    return this.vars === null ? undefined : this.vars.get(name);
+  }
+  setVar(name: string, entry: ScopeEntry): void {
+    (this.vars ??= new Map()).set(name, entry);
+  }
+  getTag(name: string): Type | undefined {
+    return this.tags === null ? undefined : this.tags.get(name);
+  }
+  setTag(name: string, ty: Type): void {
+    (this.tags ??= new Map()).set(name, ty);
+  }
+}
+
 /** Symbols visible at file scope. A session keeps one (layered over the C library's); each
  * block parses into a layer over it (clone), which commit() folds in once the block compiled. */
 export class GlobalScope {
@@ -438,6 +460,19 @@ export class GlobalScope {
     return new GlobalScope(this);
   }
 
+  /** A root scope holding everything visible here. For a base that no longer changes (the C
+   * library's, under every session): a name a block looks up goes through one map for it
+   * instead of one per layer it was built in. */
+  flattened(): GlobalScope {
+    const flat = new GlobalScope();
+    for (const [k, v] of this.vars) flat.vars.set(k, v);
+    for (const [k, v] of this.funcs) flat.funcs.set(k, v);
+    for (const [k, v] of this.typedefs) flat.typedefs.set(k, v);
+    for (const [k, v] of this.tags) flat.tags.set(k, v);
+    for (const [k, v] of this.enumConsts) flat.enumConsts.set(k, v);
+    return flat;
+  }
+
   /** Folds this scope's definitions into the one it was cloned from, and returns that one. */
   commit(): GlobalScope {
     if (!this.parent) return this;
@@ -450,13 +485,19 @@ export class GlobalScope {
   }
 }
 
-/** A node of kind K at a source position. Every node is built with every field of every
- * kind present, in one order: the nodes then share one hidden class, so the code generator's
- * walks read their fields monomorphically (objects built from differing literals made every
- * `n.lhs` a megamorphic lookup). The types still give each kind exactly its own fields. */
-export function newNode<K extends NodeKind>(kind: K, at: Pos, fields: NodeFields<K>): NodeOf<K> {
-  const n = {
-    kind: kind as NodeKind,
+/** Every field any node kind has, each present on every node. */
+type NodeRecord = { -readonly [F in keyof UnionFields<Node>]: UnionFields<Node>[F] };
+type UnionFields<N> = { [F in N extends unknown ? keyof N : never]?: unknown };
+
+/** A node of `kind` at a source position with every field of every kind present, in one
+ * order: the nodes then share one hidden class, so the code generator's walks read their
+ * fields monomorphically (objects built from differing literals made every `n.lhs` a
+ * megamorphic lookup). The factories below fill in a kind's own fields by plain stores: the
+ * parser builds a few dozen nodes per statement, and copying a literal of fields in
+ * (Object.assign) took four times as long as the node itself. */
+function blank(kind: NodeKind, at: Pos): NodeRecord {
+  return {
+    kind,
     line: at.line,
     col: at.col,
     ty: undefined,
@@ -487,12 +528,284 @@ export function newNode<K extends NodeKind>(kind: K, at: Pos, fields: NodeFields
     caseValue: undefined,
     checked: undefined,
   };
-  return Object.assign(n, fields) as unknown as NodeOf<K>;
+}
+
+/** A node of kind K from a literal of its fields (for code outside the parser's hot path;
+ * the parser uses the factories below). The types give each kind exactly its own fields. */
+export function newNode<K extends NodeKind>(kind: K, at: Pos, fields: NodeFields<K>): NodeOf<K> {
+  return Object.assign(blank(kind, at), fields) as unknown as NodeOf<K>;
 }
 
 /** A literal of type `ty`. */
 export function numNode(v: bigint | number, ty: Type, at: Pos): NumNode {
-  return isFloat(ty)
-    ? (newNode("num", at, { ty, fval: Number(v) } as NodeFields<"num">) as NumNode)
-    : (newNode("num", at, { ty, ival: BigInt(v) } as NodeFields<"num">) as NumNode);
+  const n = blank("num", at);
+  n.ty = ty;
+  if (isFloat(ty)) n.fval = Number(v);
+  else n.ival = typeof v === "bigint" ? v : BigInt(v);
+  return n as NumNode;
+}
+
+export function strNode(at: Pos, bytes: number[], addr: number, ty: Type): StrNode {
+  const n = blank("str", at);
+  n.bytes = bytes;
+  n.addr = addr;
+  n.ty = ty;
+  return n as StrNode;
+}
+
+export function varNode(at: Pos, v: Var, ty: Type): VarNode {
+  const n = blank("var", at);
+  n.v = v;
+  n.ty = ty;
+  return n as VarNode;
+}
+
+export function funcRefNode(at: Pos, callee: string, fnTy: Type): FuncRefNode {
+  const n = blank("funcref", at);
+  n.callee = callee;
+  n.fnTy = fnTy;
+  n.ty = fnTy;
+  return n as FuncRefNode;
+}
+
+export function binaryNode(
+  at: Pos,
+  op: BinOp,
+  lhs: Expr,
+  rhs: Expr,
+  ty: Type,
+  opTy: Type,
+  checked = false,
+): BinaryNode {
+  const n = blank("binary", at);
+  n.op = op;
+  n.lhs = lhs;
+  n.rhs = rhs;
+  n.ty = ty;
+  n.opTy = opTy;
+  n.checked = checked;
+  return n as BinaryNode;
+}
+
+/** `&&` or `||`: an int. */
+export function logicalNode(kind: LogicalNode["kind"], at: Pos, lhs: Expr, rhs: Expr): LogicalNode {
+  const n = blank(kind, at);
+  n.lhs = lhs;
+  n.rhs = rhs;
+  n.ty = T.int;
+  return n as LogicalNode;
+}
+
+export function assignNode(at: Pos, lhs: Expr, rhs: Expr, ty: Type): AssignNode {
+  const n = blank("assign", at);
+  n.lhs = lhs;
+  n.rhs = rhs;
+  n.ty = ty;
+  return n as AssignNode;
+}
+
+export function opAssignNode(
+  at: Pos,
+  op: BinOp,
+  lhs: Expr,
+  rhs: Expr,
+  ty: Type,
+  opTy: Type,
+  checked = false,
+): OpAssignNode {
+  const n = blank("opassign", at);
+  n.op = op;
+  n.lhs = lhs;
+  n.rhs = rhs;
+  n.ty = ty;
+  n.opTy = opTy;
+  n.checked = checked;
+  return n as OpAssignNode;
+}
+
+export function incDecNode(
+  at: Pos,
+  lhs: Expr,
+  delta: number,
+  prefix: boolean,
+  ty: Type,
+  checked: boolean,
+): IncDecNode {
+  const n = blank("incdec", at);
+  n.lhs = lhs;
+  n.delta = delta;
+  n.prefix = prefix;
+  n.ty = ty;
+  n.checked = checked;
+  return n as IncDecNode;
+}
+
+export function commaNode(at: Pos, lhs: Expr, rhs: Expr): CommaNode {
+  const n = blank("comma", at);
+  n.lhs = lhs;
+  n.rhs = rhs;
+  n.ty = rhs.ty;
+  return n as CommaNode;
+}
+
+export function condNode(at: Pos, cond: Expr, then: Expr, els: Expr, ty: Type): CondNode {
+  const n = blank("cond", at);
+  n.cond = cond;
+  n.then = then;
+  n.els = els;
+  n.ty = ty;
+  return n as CondNode;
+}
+
+export function negNode(at: Pos, lhs: Expr, ty: Type, checked: boolean): NegNode {
+  const n = blank("neg", at);
+  n.lhs = lhs;
+  n.ty = ty;
+  n.checked = checked;
+  return n as NegNode;
+}
+
+/** `!x`, `~x`, `&x`, `*p`, or a conversion of `lhs` to `ty`. */
+export function unaryNode(kind: UnaryNode["kind"], at: Pos, lhs: Expr, ty: Type): UnaryNode {
+  const n = blank(kind, at);
+  n.lhs = lhs;
+  n.ty = ty;
+  return n as UnaryNode;
+}
+
+export function memberNode(at: Pos, lhs: Expr, member: Member): MemberNode {
+  const n = blank("member", at);
+  n.lhs = lhs;
+  n.member = member;
+  n.ty = member.ty;
+  return n as MemberNode;
+}
+
+/** A call of `callee` by name, or (callee undefined) through the pointer `lhs`. */
+export function callNode(
+  at: Pos,
+  callee: string | undefined,
+  lhs: Expr | undefined,
+  fnTy: Type,
+  args: Expr[],
+  ty: Type,
+): CallNode {
+  const n = blank("call", at);
+  n.callee = callee;
+  n.lhs = lhs;
+  n.fnTy = fnTy;
+  n.args = args;
+  n.ty = ty;
+  return n as CallNode;
+}
+
+export function stmtExprNode(at: Pos, body: Stmt[], ty: Type): StmtExprNode {
+  const n = blank("stmtexpr", at);
+  n.body = body;
+  n.ty = ty;
+  return n as StmtExprNode;
+}
+
+export function unresolvedNode(at: Pos, callee: string): UnresolvedNode {
+  const n = blank("unresolved", at);
+  n.callee = callee;
+  n.ty = T.int;
+  return n as UnresolvedNode;
+}
+
+export function blockNode(at: Pos, body: Stmt[]): BlockNode {
+  const n = blank("block", at);
+  n.body = body;
+  return n as BlockNode;
+}
+
+export function exprStmtNode(at: Pos, lhs: Expr): ExprStmtNode {
+  const n = blank("exprstmt", at);
+  n.lhs = lhs;
+  return n as ExprStmtNode;
+}
+
+export function returnNode(at: Pos, lhs?: Expr): ReturnNode {
+  const n = blank("return", at);
+  n.lhs = lhs;
+  return n as ReturnNode;
+}
+
+export function ifNode(at: Pos, cond: Expr, then: Stmt, els?: Stmt): IfNode {
+  const n = blank("if", at);
+  n.cond = cond;
+  n.then = then;
+  n.els = els;
+  return n as IfNode;
+}
+
+/** `for`, and `while` (a for with only a condition). */
+export function forNode(
+  at: Pos,
+  init: Stmt | undefined,
+  cond: Expr | undefined,
+  inc: Expr | undefined,
+  then: Stmt,
+): ForNode {
+  const n = blank("for", at);
+  n.init = init;
+  n.cond = cond;
+  n.inc = inc;
+  n.then = then;
+  return n as ForNode;
+}
+
+export function doNode(at: Pos, cond: Expr, then: Stmt): DoNode {
+  const n = blank("do", at);
+  n.cond = cond;
+  n.then = then;
+  return n as DoNode;
+}
+
+export function switchNode(at: Pos, cond: Expr, then: Stmt, cases: SwitchCase[]): SwitchNode {
+  const n = blank("switch", at);
+  n.cond = cond;
+  n.then = then;
+  n.cases = cases;
+  return n as SwitchNode;
+}
+
+export function caseNode(at: Pos, caseValue: bigint | null, then: Stmt): CaseNode {
+  const n = blank("case", at);
+  n.caseValue = caseValue;
+  n.then = then;
+  return n as CaseNode;
+}
+
+/** `break`, `continue`, or the empty statement. */
+export function jumpNode(kind: JumpNode["kind"], at: Pos): JumpNode {
+  return blank(kind, at) as JumpNode;
+}
+
+export function declNode(
+  at: Pos,
+  v: Var,
+  lhs: VarNode,
+  initializer: Initializer | undefined,
+  rhs?: Expr,
+): DeclNode {
+  const n = blank("decl", at);
+  n.v = v;
+  n.lhs = lhs;
+  n.initializer = initializer;
+  n.rhs = rhs;
+  return n as DeclNode;
+}
+
+export function labelNode(at: Pos, label: string, then: Stmt): LabelNode {
+  const n = blank("label", at);
+  n.label = label;
+  n.then = then;
+  return n as LabelNode;
+}
+
+export function gotoNode(at: Pos, label: string): GotoNode {
+  const n = blank("goto", at);
+  n.label = label;
+  return n as GotoNode;
 }

@@ -3,8 +3,9 @@
 // (a trailing expression's, or the first `return`'s type); a block that defines main gets an
 // entry that calls main with the arguments a C runner passes.
 import type { Expr, Func, Stmt } from "./ast.js";
+import { Scope, blockNode, callNode, exprStmtNode, returnNode } from "./ast.js";
 import { syntaxError, typeError, type Pos } from "./errors.js";
-import type { ParseHost, Parser, Scope } from "./parse.js";
+import type { ParseHost, Parser } from "./parse.js";
 import { T, funcType, isAggregate, typeName, type Type } from "./types.js";
 
 export const ENTRY_NAME = "__entry";
@@ -18,7 +19,7 @@ export class EntryState {
   /** The block has top-level statements (then a main it defines does not run by itself). */
   hasStatements = false;
   /** Locals of the entry that live across top-level statements (variable-length arrays). */
-  readonly scope: Scope = { vars: new Map(), tags: new Map() };
+  readonly scope = new Scope();
 }
 
 /** `return e;` at top level: the first one decides the block's value type. */
@@ -26,7 +27,7 @@ export function entryReturn(p: Parser, e: Expr | null, at: Pos): Stmt {
   if (!e) {
     if (p.entry.ret && p.entry.ret.kind !== "void") throw typeError("return without a value", at);
     p.entry.ret = T.void;
-    return p.node("return", at, {});
+    return returnNode(at);
   }
   if (!p.entry.ret) {
     let t = p.toRvalueType(e.ty);
@@ -34,8 +35,8 @@ export function entryReturn(p: Parser, e: Expr | null, at: Pos): Stmt {
     if (t.kind !== "void") t = promoteForValue(t);
     p.entry.ret = t;
   }
-  if (p.entry.ret.kind === "void") return p.node("return", at, { lhs: p.cast(e, T.void) });
-  return p.node("return", at, { lhs: p.assignConvert(e, p.entry.ret, e) });
+  if (p.entry.ret.kind === "void") return returnNode(at, p.cast(e, T.void));
+  return returnNode(at, p.assignConvert(e, p.entry.ret, e));
 }
 
 /** The entry function, created on first need. */
@@ -115,21 +116,12 @@ export function finishEntry(p: Parser): void {
   // Only initializers of globals ran here: a program with main() still runs main after them.
   const main = p.g.funcs.get("main");
   if (!p.entry.hasStatements && main?.body && p.defined.includes(main)) {
-    const call = p.node("call", main, {
-      callee: "main",
-      args: [],
-      fnTy: main.ty,
-      ty: main.ty.ret!,
-    });
+    const call = callNode(main, "main", undefined, main.ty, [], main.ty.ret!);
     call.args = mainArgs(main.ty.params!.length, p.host).map((v, i) =>
       p.cast(p.num(v, T.int, main), main.ty.params![i]!),
     );
     p.noteRef("main", main);
-    stmts.push(
-      main.ty.ret!.kind === "void"
-        ? p.node("exprstmt", main, { lhs: call })
-        : p.makeReturn(call, main),
-    );
+    stmts.push(main.ty.ret!.kind === "void" ? exprStmtNode(main, call) : p.makeReturn(call, main));
   }
   // With no `return`, the value of a trailing expression statement is the block's value.
   if (!p.entry.ret) {
@@ -146,7 +138,7 @@ export function finishEntry(p: Parser): void {
   for (const g of entry.gotos ?? [])
     if (!entry.labels?.has(g.text)) throw syntaxError(`label '${g.text}' used but not defined`, g);
   entry.ty = funcType(p.entry.ret ?? T.void, []);
-  entry.body = p.node("block", entry, { body: stmts });
+  entry.body = blockNode(entry, stmts);
   p.fn = null;
 }
 

@@ -49,6 +49,7 @@ import {
   countedStart,
   LOCAL_FUEL_BATCH,
   weight,
+  type LoopNest,
   type CountedLoop,
 } from "./metering.js";
 import { peelableBaseCase, type BaseCase } from "./base-case.js";
@@ -68,6 +69,8 @@ export interface ModuleContext {
   meteredIndex: Map<string, number>;
   imports: CompiledModule["imports"];
   bridge: BridgeLayout;
+  /** The loop nests of the functions generated so far (predicts a long run). */
+  loops: LoopNest;
 }
 
 /** Wasm block labels: loop/switch targets, plain blocks, and `dispatch:n`, the loop at the top
@@ -167,14 +170,25 @@ const BINARY_OPCODES: Record<
   };
 })();
 
+/** The empty table of every generator that has nothing to put in one (most functions have no
+ * labels, big arrays or counted loops): shared, never written. A generator takes its own
+ * (`owned`) before its first write: a dozen fresh maps per function were a fifth of what code
+ * generation allocated per block. */
+const NONE = new Map<never, never>();
+const NONE_SET = new Set<never>();
+
+function owned<K, V>(m: Map<K, V>): Map<K, V> {
+  return m === NONE ? new Map<K, V>() : m;
+}
+
 export class FunctionGenerator {
   private fb: FuncBuilder;
   private readonly localOf = new Map<number, number>();
-  private readonly frameOffset = new Map<number, number>();
+  private frameOffset: Map<number, number> = NONE;
   /** Big local arrays: the wasm local holding their heap address. */
-  private readonly heapOf = new Map<number, number>();
+  private heapOf: Map<number, number> = NONE;
   /** Variable-length arrays (their address local is in heapOf, but they live on the stack). */
-  private readonly vlas = new Set<number>();
+  private vlas: Set<number> = NONE_SET;
   private spSave = -1;
   private frameSize = 0;
   private varargBytes = 0;
@@ -199,13 +213,13 @@ export class FunctionGenerator {
   private dispatchCount = 0;
   /** Labels of this function, numbered from 1; the statements holding them; and the local
    * holding the label a goto is on its way to (0 while no goto is in flight). */
-  private readonly labelNumber = new Map<string, number>();
-  private labelsIn = new Map<Node, Set<number>>();
-  private readonly caseNumber = new Map<Node, number>();
+  private labelNumber: Map<string, number> = NONE;
+  private labelsIn: Map<Node, Set<number>> = NONE;
+  private caseNumber: Map<Node, number> = NONE;
   private gotoTarget = -1;
   /** Bounds of counted loops' variables, inside those loops' bodies (see countedStart). */
-  private readonly lowerBounds = new Map<Var, bigint>();
-  private readonly upperBounds = new Map<Var, bigint>();
+  private lowerBounds: Map<Var, bigint> = NONE;
+  private upperBounds: Map<Var, bigint> = NONE;
   /** Checked operations proven to stay in range (a counted loop's `i++`, see countedIncrement). */
   private readonly cannotOverflow = new Set<object>();
   /** Scratch locals of the overflow checks (used only between an operation and its check). */
@@ -237,19 +251,8 @@ export class FunctionGenerator {
       if (!p.inMemory) this.localOf.set(p.id, i + this.paramBase);
     });
     if (f.varargs) this.localOf.set(f.varargs.id, f.params.length + this.paramBase);
-    for (const v of [...f.params, ...f.locals]) {
-      if (v.ty.vlaCount) {
-        this.heapOf.set(v.id, fb.addLocal("i32"));
-        this.vlas.add(v.id);
-      } else if (v.inMemory && !v.isParam && v.ty.size > LARGE_LOCAL_BYTES) {
-        this.heapOf.set(v.id, fb.addLocal("i32"));
-      } else if (v.inMemory) {
-        const align = Math.max(v.ty.align, 4);
-        this.frameSize = Math.ceil(this.frameSize / align) * align;
-        this.frameOffset.set(v.id, this.frameSize);
-        this.frameSize += Math.max(v.ty.size, 1);
-      } else if (!v.isParam && v !== f.varargs) this.localOf.set(v.id, fb.addLocal(valType(v.ty)));
-    }
+    for (const v of f.params) this.place(v);
+    for (const v of f.locals) this.place(v);
     this.frameSize = Math.ceil(this.frameSize / 8) * 8;
     this.varargOffset = this.frameSize;
     this.varargBytes = (f.varargSlots ?? 0) * 8;
@@ -258,11 +261,15 @@ export class FunctionGenerator {
     const retTy = f.ty.ret!;
     if (retTy.kind !== "void") this.ret = fb.addLocal(valType(retTy));
 
-    for (const name of f.labels ?? []) this.labelNumber.set(name, this.labelNumber.size + 1);
+    for (const name of f.labels ?? [])
+      (this.labelNumber = owned(this.labelNumber)).set(name, this.labelNumber.size + 1);
     for (const sw of f.switches ?? [])
       if (FunctionGenerator.nestedCases(sw).length > 0)
         for (const c of sw.cases)
-          this.caseNumber.set(c.node, this.labelNumber.size + this.caseNumber.size + 1);
+          (this.caseNumber = owned(this.caseNumber)).set(
+            c.node,
+            this.labelNumber.size + this.caseNumber.size + 1,
+          );
     if (this.labelNumber.size + this.caseNumber.size > 0) {
       this.labelsIn = labelsWithin(fnBody, this.labelNumber, this.caseNumber);
       this.gotoTarget = fb.addLocal("i32");
@@ -349,6 +356,25 @@ export class FunctionGenerator {
     return fb;
   }
 
+  /** Gives a parameter or local its home: a heap block (big arrays, VLAs), a frame slot
+   * (address taken, arrays, structs) or a wasm local. */
+  private place(v: Var): void {
+    const fb = this.fb;
+    if (v.ty.vlaCount) {
+      (this.heapOf = owned(this.heapOf)).set(v.id, fb.addLocal("i32"));
+      if (this.vlas === NONE_SET) this.vlas = new Set();
+      this.vlas.add(v.id);
+    } else if (v.inMemory && !v.isParam && v.ty.size > LARGE_LOCAL_BYTES) {
+      (this.heapOf = owned(this.heapOf)).set(v.id, fb.addLocal("i32"));
+    } else if (v.inMemory) {
+      const align = Math.max(v.ty.align, 4);
+      this.frameSize = Math.ceil(this.frameSize / align) * align;
+      (this.frameOffset = owned(this.frameOffset)).set(v.id, this.frameSize);
+      this.frameSize += Math.max(v.ty.size, 1);
+    } else if (!v.isParam && v !== this.f.varargs)
+      this.localOf.set(v.id, fb.addLocal(valType(v.ty)));
+  }
+
   // ---- helpers ----
   private tmp(t: ValType): number {
     return this.fb.addLocal(t);
@@ -427,8 +453,8 @@ export class FunctionGenerator {
   /** Marks the checks that a branch's condition proves cannot fail (see ranges.ts). */
   private proveByGuard(cond: Expr, then: Node, els: Node | undefined | null): void {
     if (this.gotoTarget >= 0) return;
-    for (const c of checksProvenByGuard(cond, true, [then])) this.cannotOverflow.add(c);
-    if (els) for (const c of checksProvenByGuard(cond, false, [els])) this.cannotOverflow.add(c);
+    for (const c of checksProvenByGuard(cond, true, then)) this.cannotOverflow.add(c);
+    if (els) for (const c of checksProvenByGuard(cond, false, els)) this.cannotOverflow.add(c);
   }
   /** Whether a node's signed arithmetic must trap on overflow. */
   private checks(n: { checked?: boolean }): boolean {
@@ -1042,14 +1068,15 @@ export class FunctionGenerator {
         const start =
           counted && (incInRange || !this.ctx.opts.wrapv) ? countedStart(n, counted) : undefined;
         const outerBound = counted ? this.lowerBounds.get(counted.v) : undefined;
-        if (start !== undefined) this.lowerBounds.set(counted!.v, start);
+        if (start !== undefined)
+          (this.lowerBounds = owned(this.lowerBounds)).set(counted!.v, start);
         // In the body, i < bound held and the body never assigns i.
         const last =
           counted && counted.bound.kind === "num" && counted.bound.ival !== undefined
             ? counted.bound.ival - (counted.inclusive ? 0n : 1n)
             : undefined;
         const outerLast = counted ? this.upperBounds.get(counted.v) : undefined;
-        if (last !== undefined) this.upperBounds.set(counted!.v, last);
+        if (last !== undefined) (this.upperBounds = owned(this.upperBounds)).set(counted!.v, last);
         fb.blockOp(Op.block);
         this.labels.push("break");
         fb.blockOp(Op.loop);
@@ -1064,7 +1091,9 @@ export class FunctionGenerator {
         }
         fb.blockOp(Op.block);
         this.labels.push("continue");
+        const outerNest = this.ctx.loops.enter(n);
         this.stmt(n.then);
+        this.ctx.loops.leave(outerNest);
         fb.op(Op.end);
         this.labels.pop();
         if (start !== undefined) restore(this.lowerBounds, counted!.v, outerBound);
@@ -1086,7 +1115,9 @@ export class FunctionGenerator {
         this.labels.push("other");
         fb.blockOp(Op.block);
         this.labels.push("continue");
+        const outerNest = this.ctx.loops.enter(n);
         this.stmt(n.then);
+        this.ctx.loops.leave(outerNest);
         fb.op(Op.end);
         this.labels.pop();
         this.fb.at(n);
@@ -1150,7 +1181,7 @@ export class FunctionGenerator {
       stmts.forEach((s, i) => {
         // After `if (n < 2) return n;` the rest of the block knows n >= 2.
         if (s.kind === "if" && !s.els && this.gotoTarget < 0 && alwaysReturns(s.then))
-          for (const c of checksProvenByGuard(s.cond, false, stmts.slice(i + 1)))
+          for (const c of checksProvenByGuard(s.cond, false, stmts, i + 1))
             this.cannotOverflow.add(c);
         this.stmt(s);
       });

@@ -93,5 +93,5 @@ export function encodeHostBridge(layout: BridgeLayout): Uint8Array {
       exportTable: "host",
     },
     new TypeTable(),
-  ).bytes;
+  ).bytes.slice();
 }

@@ -2,6 +2,7 @@
 // into an Initializer tree, and the static data a global's constant initializer serializes to.
 // A global whose initializer is not constant gets a statement in the block's entry instead.
 import type { InitItem, Initializer, Var } from "./ast.js";
+import { declNode, varNode } from "./ast.js";
 import { ensureEntry } from "./entry.js";
 import { typeError, type Pos } from "./errors.js";
 import { NotConstant, constValue, truncToBigInt } from "./fold.js";
@@ -41,8 +42,8 @@ export function staticInit(p: Parser, v: Var, init: Initializer | undefined, at:
     const entry = ensureEntry(p, at);
     const saved = p.fn;
     p.fn = entry;
-    const ref = p.node("var", at, { v, ty: v.ty });
-    p.entry.stmts.push(p.node("decl", at, { v, initializer: init, lhs: ref }));
+    const ref = varNode(at, v, v.ty);
+    p.entry.stmts.push(declNode(at, v, ref, init));
     p.fn = saved;
   }
 }

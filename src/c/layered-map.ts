@@ -22,6 +22,10 @@ export class LayeredMap<K, V> implements ReadonlyMap<K, V> {
     } while (layer);
     return undefined;
   }
+  /** Whether this layer itself holds any entry or deletion (its parent aside). */
+  hasOwnEntries(): boolean {
+    return this.own.size > 0;
+  }
   has(key: K): boolean {
     return this.get(key) !== undefined;
   }

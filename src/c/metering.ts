@@ -3,7 +3,7 @@
 // block's loop nests will run long enough to be compiled by V8's optimizing tier first.
 import {
   forEachChild,
-  statementsIn,
+  type DoNode,
   type Expr,
   type ForNode,
   type Func,
@@ -11,6 +11,7 @@ import {
   type Var,
 } from "./ast.js";
 import { integerConstant, maxOf } from "./ranges.js";
+import { keepShape } from "./shapes.js";
 import { isInteger, type Type } from "./types.js";
 
 /** Loop fuel is settled with the shared counter after this many units. */
@@ -22,42 +23,66 @@ export const LONG_RUNNING_ITERATIONS = 200_000;
 /** Iterations of a loop whose trip count is not a constant (while, unknown bounds). */
 const UNKNOWN_TRIPS = 100;
 
-/** Predicts whether some loop nest runs long: the product of trip counts along each nest
- * (a constant bound counts as itself, anything else as UNKNOWN_TRIPS). Functions that are
- * called often need no prediction: V8 tiers them up while they run; a loop in the function
- * that is running never changes tier, so that is what must be predicted before compiling. */
-export function predictLongRunning(order: Func[]): boolean {
-  const trips = (n: Node): number => {
-    const c = n.kind === "for" ? n.cond : undefined;
-    if (c && c.kind === "binary" && (c.op === "<" || c.op === "<=")) {
-      const bound = c.rhs.kind === "cast" ? c.rhs.lhs : c.rhs;
-      if (bound.kind === "num" && bound.ival !== undefined) return Number(bound.ival);
-    }
-    return UNKNOWN_TRIPS;
-  };
-  const deepest = (n: Node | null): number => {
-    if (!n) return 1;
-    let inner = 1;
-    for (const k of statementsIn(n)) inner = Math.max(inner, deepest(k));
-    return n.kind === "for" || n.kind === "do" ? trips(n) * inner : inner;
-  };
-  return order.some((f) => deepest(f.body) > LONG_RUNNING_ITERATIONS);
+/** A loop's trip count for predicting a long run (see LoopNest): a constant bound counts as
+ * itself, anything else as UNKNOWN_TRIPS. */
+function predictedTrips(n: ForNode | DoNode): number {
+  const c = n.kind === "for" ? n.cond : undefined;
+  if (c && c.kind === "binary" && (c.op === "<" || c.op === "<=")) {
+    const bound = c.rhs.kind === "cast" ? c.rhs.lhs : c.rhs;
+    if (bound.kind === "num" && bound.ival !== undefined) return Number(bound.ival);
+  }
+  return UNKNOWN_TRIPS;
 }
+
+/** Predicts whether some loop nest runs long: the product of trip counts along each nest. The
+ * code generator enters and leaves each loop as it emits it, so the prediction costs no walk
+ * of its own. Functions that are called often need no prediction: V8 tiers them up while they
+ * run; a loop in the function that is running never changes tier, so that is what must be
+ * predicted before compiling. */
+export class LoopNest {
+  private product = 1;
+  private deepest = 1;
+  /** Enters a loop; returns the product outside it, for leave(). */
+  enter(n: ForNode | DoNode): number {
+    const outer = this.product;
+    this.product = outer * predictedTrips(n);
+    if (this.product > this.deepest) this.deepest = this.product;
+    return outer;
+  }
+  leave(outer: number): void {
+    this.product = outer;
+  }
+  /** Whether a nest seen so far is predicted to run long. */
+  get runsLong(): boolean {
+    return this.deepest > LONG_RUNNING_ITERATIONS;
+  }
+}
+
+keepShape(new LoopNest());
+
+/** The running sum of the node weight() is summing, and the child it leaves out (a loop's
+ * body): module state rather than a closure per node, which was most of what code generation
+ * allocated (weight runs over every loop's body, for every compiled block). */
+let weightSum = 0;
+let weightSkip: Node | undefined;
+const addChildWeight = (k: Node): void => {
+  if (k !== weightSkip) weightSum += weight(k);
+};
 
 /** How much fuel one pass over a statement costs: roughly its node count. */
 export function weight(n: Node | undefined): number {
   if (!n) return 0;
-  let w = 1;
-  if (n.kind === "decl") {
-    // An initializer's stores are not counted.
-    w += weight(n.lhs) + weight(n.rhs);
-  } else {
-    // A loop's body is charged per iteration, by the loop.
-    const body = n.kind === "for" || n.kind === "do" ? n.then : undefined;
-    forEachChild(n, (k) => {
-      if (k !== body) w += weight(k);
-    });
-  }
+  // An initializer's stores are not counted.
+  if (n.kind === "decl") return Math.min(1 + weight(n.lhs) + weight(n.rhs), 1000);
+  const outerSum = weightSum;
+  const outerSkip = weightSkip;
+  weightSum = 1;
+  // A loop's body is charged per iteration, by the loop.
+  weightSkip = n.kind === "for" || n.kind === "do" ? n.then : undefined;
+  forEachChild(n, addChildWeight);
+  const w = weightSum;
+  weightSum = outerSum;
+  weightSkip = outerSkip;
   return Math.min(w, 1000);
 }
 

@@ -10,15 +10,46 @@ import type {
   Expr,
   Func,
   Initializer,
-  NodeFields,
-  NodeKind,
-  NodeOf,
   NumNode,
   Stmt,
   SwitchCase,
   Var,
 } from "./ast.js";
-import { GlobalScope, LARGE_LOCAL_BYTES, newNode, numNode } from "./ast.js";
+import {
+  GlobalScope,
+  Scope,
+  type ScopeEntry,
+  LARGE_LOCAL_BYTES,
+  numNode,
+  assignNode,
+  binaryNode,
+  blockNode,
+  callNode,
+  caseNode,
+  commaNode,
+  condNode,
+  declNode,
+  doNode,
+  exprStmtNode,
+  forNode,
+  funcRefNode,
+  gotoNode,
+  ifNode,
+  incDecNode,
+  jumpNode,
+  labelNode,
+  logicalNode,
+  memberNode,
+  negNode,
+  opAssignNode,
+  returnNode,
+  stmtExprNode,
+  strNode,
+  switchNode,
+  unaryNode,
+  unresolvedNode,
+  varNode,
+} from "./ast.js";
 import {
   ENTRY_NAME,
   EntryState,
@@ -90,11 +121,6 @@ export interface ParsedBlock {
   runsMain: boolean;
 }
 
-export interface Scope {
-  vars: Map<string, Var | { typedef: Type } | { enumConst: bigint }>;
-  tags: Map<string, Type>;
-}
-
 export interface DeclSpec {
   ty: Type;
   isTypedef: boolean;
@@ -102,18 +128,18 @@ export interface DeclSpec {
   isExtern: boolean;
 }
 
-const ASSIGN_OPS: Record<string, BinOp> = {
-  "+=": "+",
-  "-=": "-",
-  "*=": "*",
-  "/=": "/",
-  "%=": "%",
-  "<<=": "<<",
-  ">>=": ">>",
-  "&=": "&",
-  "|=": "|",
-  "^=": "^",
-};
+const ASSIGN_OPS: ReadonlyMap<string, BinOp> = new Map<string, BinOp>([
+  ["+=", "+"],
+  ["-=", "-"],
+  ["*=", "*"],
+  ["/=", "/"],
+  ["%=", "%"],
+  ["<<=", "<<"],
+  [">>=", ">>"],
+  ["&=", "&"],
+  ["|=", "|"],
+  ["^=", "^"],
+]);
 
 const BUILTIN_TYPEDEFS: [string, Type][] = [
   ["size_t", T.ulong],
@@ -207,6 +233,7 @@ class TypeWords {
   }
 }
 keepShape(new TypeWords());
+keepShape(new Scope());
 
 export function parse(tokens: Token[], base: GlobalScope, host: ParseHost): ParsedBlock {
   const parser = new Parser(tokens, base.clone(), host);
@@ -240,8 +267,11 @@ export class Parser {
     readonly g: GlobalScope,
     readonly host: ParseHost,
   ) {
-    for (const [name, ty] of BUILTIN_TYPEDEFS)
-      if (!g.typedefs.has(name)) g.typedefs.set(name, { ...ty, name });
+    // Entered where a scope chain starts, all together (no typedef is ever removed), so one
+    // test tells whether the chain has them.
+    if (!g.typedefs.has(BUILTIN_TYPEDEFS[0]![0]))
+      for (const [name, ty] of BUILTIN_TYPEDEFS)
+        if (!g.typedefs.has(name)) g.typedefs.set(name, { ...ty, name });
   }
 
   // ---- token helpers ----
@@ -255,8 +285,11 @@ export class Parser {
   peek(n = 1): Token {
     return this.toks[Math.min(this.pos + n, this.toks.length - 1)]!;
   }
+  /** Whether the token is the punctuator or keyword `text`. (Their spellings are the engine's
+   * internalized strings, so V8 compiles the comparison to one pointer test; a number's or a
+   * string literal's text, which are not, never reaches it.) */
   is(text: string): boolean {
-    const t = this.tok;
+    const t = this.toks[this.pos]!;
     return (t.kind === "punct" || t.kind === "keyword") && t.text === text;
   }
   consume(text: string): boolean {
@@ -284,14 +317,14 @@ export class Parser {
 
   // ---- scopes ----
   enter(): void {
-    this.scopes.push({ vars: new Map(), tags: new Map() });
+    this.scopes.push(new Scope());
   }
   leave(): void {
     this.scopes.pop();
   }
-  lookup(name: string): Var | { typedef: Type } | { enumConst: bigint } | undefined {
+  lookup(name: string): ScopeEntry | undefined {
     for (let i = this.scopes.length - 1; i >= 0; i--) {
-      const s = this.scopes[i]!.vars.get(name);
+      const s = this.scopes[i]!.getVar(name);
       if (s) return s;
     }
     const v = this.g.vars.get(name);
@@ -304,17 +337,24 @@ export class Parser {
   }
   lookupTag(name: string): Type | undefined {
     for (let i = this.scopes.length - 1; i >= 0; i--) {
-      const s = this.scopes[i]!.tags.get(name);
+      const s = this.scopes[i]!.getTag(name);
       if (s) return s;
     }
     return this.g.tags.get(name);
   }
   declareTag(name: string, ty: Type): void {
-    if (this.scopes.length > 0) this.scopes[this.scopes.length - 1]!.tags.set(name, ty);
+    if (this.scopes.length > 0) this.scopes[this.scopes.length - 1]!.setTag(name, ty);
     else this.g.tags.set(name, ty);
   }
   isTypedefName(t: Token): boolean {
     if (t.kind !== "ident") return false;
+    // Asked at the start of nearly every statement: a name that no file-scope typedef has
+    // needs no look through the file scope's variables and enumerators.
+    for (let i = this.scopes.length - 1; i >= 0; i--) {
+      const s = this.scopes[i]!.getVar(t.text);
+      if (s) return "typedef" in s;
+    }
+    if (this.g.typedefs.get(t.text) === undefined) return false;
     const s = this.lookup(t.text);
     return !!s && "typedef" in s;
   }
@@ -324,9 +364,6 @@ export class Parser {
   }
 
   // ---- node constructors ----
-  node<K extends NodeKind>(kind: K, at: Pos, fields: NodeFields<K>): NodeOf<K> {
-    return newNode(kind, at, fields);
-  }
   num(v: bigint | number, ty: Type, at: Pos): NumNode {
     return numNode(v, ty, at);
   }
@@ -334,14 +371,14 @@ export class Parser {
   cast(n: Expr, ty: Type): Expr {
     const from = n.ty;
     if (sameType(from, ty) && from.kind !== "array" && from.kind !== "func") return n;
-    if (ty.kind === "void") return this.node("cast", n, { lhs: n, ty });
+    if (ty.kind === "void") return unaryNode("cast", n, n, ty);
     if (from.kind === "void") throw typeError("void value used where a value is needed", n);
     if (isAggregate(ty) || isAggregate(from)) {
       if (isAggregate(ty) && isAggregate(from) && sameType(ty, from)) return n;
       throw typeError(`cannot convert '${typeName(from)}' to '${typeName(ty)}'`, n);
     }
     if (n.kind === "num" && isNumeric(ty) && isNumeric(from)) return foldNum(n, ty);
-    return this.node("cast", n, { lhs: n, ty });
+    return unaryNode("cast", n, n, ty);
   }
   toRvalueType(t: Type): Type {
     if (t.kind === "array") return pointerTo(t.base!);
@@ -370,30 +407,23 @@ export class Parser {
     if (op === "==" || op === "!=" || op === "<" || op === "<=" || op === ">" || op === ">=") {
       if (isPointerLike(lt) || isPointerLike(rt) || lt.kind === "func" || rt.kind === "func") {
         const pt = pointerTo(T.void);
-        return this.node("binary", at, {
+        return binaryNode(
+          at,
           op,
-          lhs: this.cast(l, { ...T.uint }),
-          rhs: this.cast(r, { ...T.uint }),
-          ty: T.int,
-          opTy: pt,
-        });
+          this.cast(l, { ...T.uint }),
+          this.cast(r, { ...T.uint }),
+          T.int,
+          pt,
+        );
       }
       const ct = usualArith(lt, rt);
-      return this.node("binary", at, {
-        op,
-        lhs: this.cast(l, ct),
-        rhs: this.cast(r, ct),
-        ty: T.int,
-        opTy: ct,
-      });
+      return binaryNode(at, op, this.cast(l, ct), this.cast(r, ct), T.int, ct);
     }
     if (op === "<<" || op === ">>") {
       if (!isInteger(lt) || !isInteger(rt))
         throw typeError(`operator '${op}' needs integer operands`, at);
       const ty = promote(lt);
-      return fold(
-        this.node("binary", at, { op, lhs: this.cast(l, ty), rhs: this.cast(r, ty), ty, opTy: ty }),
-      );
+      return fold(binaryNode(at, op, this.cast(l, ty), this.cast(r, ty), ty, ty));
     }
     if (
       (op === "%" || op === "&" || op === "|" || op === "^") &&
@@ -410,16 +440,7 @@ export class Parser {
       );
     const ty = usualArith(lt, rt);
     const checked = (op === "+" || op === "-" || op === "*") && isInteger(ty) && !ty.unsigned;
-    return fold(
-      this.node("binary", at, {
-        op,
-        lhs: this.cast(l, ty),
-        rhs: this.cast(r, ty),
-        ty,
-        opTy: ty,
-        checked,
-      }),
-    );
+    return fold(binaryNode(at, op, this.cast(l, ty), this.cast(r, ty), ty, ty, checked));
   }
   ptrArith(op: "+" | "-", l: Expr, r: Expr, at: Pos): Expr {
     let lt = this.toRvalueType(l.ty);
@@ -430,23 +451,9 @@ export class Parser {
     }
     if (op === "-" && lt.kind === "ptr" && rt.kind === "ptr") {
       const size = Math.max(lt.base!.size, 1);
-      const diff = this.node("binary", at, {
-        op: "-",
-        lhs: this.cast(l, T.int),
-        rhs: this.cast(r, T.int),
-        ty: T.int,
-        opTy: T.int,
-      });
+      const diff = binaryNode(at, "-", this.cast(l, T.int), this.cast(r, T.int), T.int, T.int);
       const q =
-        size === 1
-          ? diff
-          : this.node("binary", at, {
-              op: "/",
-              lhs: diff,
-              rhs: this.num(size, T.int, at),
-              ty: T.int,
-              opTy: T.int,
-            });
+        size === 1 ? diff : binaryNode(at, "/", diff, this.num(size, T.int, at), T.int, T.int);
       return this.cast(q, T.long);
     }
     if (lt.kind !== "ptr" || !isInteger(rt))
@@ -457,17 +464,8 @@ export class Parser {
     if (lt.base!.kind === "void" && false) throw typeError("arithmetic on void pointer", at);
     const size = lt.base!.kind === "void" || lt.base!.kind === "func" ? 1 : lt.base!.size;
     let idx = this.cast(r, T.int);
-    if (size !== 1)
-      idx = fold(
-        this.node("binary", at, {
-          op: "*",
-          lhs: idx,
-          rhs: this.num(size, T.int, at),
-          ty: T.int,
-          opTy: T.int,
-        }),
-      );
-    return this.node("binary", at, { op, lhs: this.cast(l, lt), rhs: idx, ty: lt, opTy: T.int });
+    if (size !== 1) idx = fold(binaryNode(at, "*", idx, this.num(size, T.int, at), T.int, T.int));
+    return binaryNode(at, op, this.cast(l, lt), idx, lt, T.int);
   }
 
   // ---- top level ----
@@ -603,10 +601,10 @@ export class Parser {
       id: this.localId++,
     };
     const scope = this.scopes[this.scopes.length - 1]!;
-    const prior = scope.vars.get(name);
+    const prior = scope.getVar(name);
     if (prior && "id" in prior && !prior.isParam && !this.fn?.params.includes(prior))
       throw typeError(`redefinition of '${name}'`, at);
-    scope.vars.set(name, v);
+    scope.setVar(name, v);
     this.fn!.locals.push(v);
     return v;
   }
@@ -641,13 +639,7 @@ export class Parser {
       const count = this.newLocal(`__count_${name.text}`, T.int, name);
       v.ty = { ...ty, vlaCount: count };
       entry.hasVla = true;
-      this.entry.stmts.push(
-        this.node("decl", name, {
-          v,
-          lhs: this.node("var", name, { v, ty: v.ty }),
-          rhs: ty.vlaLen,
-        }),
-      );
+      this.entry.stmts.push(declNode(name, v, varNode(name, v, v.ty), undefined, ty.vlaLen));
       this.scopes.pop();
       this.fn = saved;
       if (this.is("="))
@@ -785,7 +777,7 @@ export class Parser {
     let ty = aggregateType(kind, tag);
     if (tag) {
       const cur = this.scopes.length
-        ? this.scopes[this.scopes.length - 1]!.tags.get(tag)
+        ? this.scopes[this.scopes.length - 1]!.getTag(tag)
         : this.g.tags.get(tag);
       if (cur && !cur.complete && cur.kind === kind) ty = cur;
       else this.declareTag(tag, ty);
@@ -861,7 +853,7 @@ export class Parser {
       if (this.consume("=")) value = this.constInt();
       if (value < 0n) ty.negative = true;
       if (this.scopes.length > 0)
-        this.scopes[this.scopes.length - 1]!.vars.set(name.text, { enumConst: value });
+        this.scopes[this.scopes.length - 1]!.setVar(name.text, { enumConst: value });
       else {
         this.g.enumConsts.set(name.text, value);
         this.g.vars.delete(name.text);
@@ -1014,7 +1006,7 @@ export class Parser {
    * (char, or int for wchar_t strings, stored little-endian). */
   /** Static storage for a string literal's bytes. */
   private literalAddress(bytes: number[], align: number): number {
-    const data = Uint8Array.from(bytes);
+    const data = new Uint8Array(bytes);
     if (this.host.literal) return this.host.literal(data, align);
     const addr = this.host.alloc(data.length, align);
     this.host.write(addr, data);
@@ -1065,7 +1057,7 @@ export class Parser {
       else body.push(this.stmt());
     }
     this.leave();
-    return this.node("block", at, { body });
+    return blockNode(at, body);
   }
 
   // declaration = declspec (declarator ("=" initializer)?) ("," ...)* ";"
@@ -1078,7 +1070,7 @@ export class Parser {
       let ty = declTy;
       if (!name) throw syntaxError("expected a variable name", this.tok);
       if (spec.isTypedef) {
-        this.scopes[this.scopes.length - 1]!.vars.set(name.text, {
+        this.scopes[this.scopes.length - 1]!.setVar(name.text, {
           typedef: { ...ty, name: name.text },
         });
       } else if (ty.kind === "func") {
@@ -1090,7 +1082,7 @@ export class Parser {
           if (ty.kind === "array" && ty.len! < 0) ty = init.ty;
         }
         const v = this.newGlobal(`${this.fn!.name}.${name.text}`, ty, name);
-        this.scopes[this.scopes.length - 1]!.vars.set(name.text, v);
+        this.scopes[this.scopes.length - 1]!.setVar(name.text, v);
         staticInit(this, v, init, name);
       } else {
         if (ty.kind === "void") throw typeError(`variable '${name.text}' declared void`, name);
@@ -1103,8 +1095,8 @@ export class Parser {
             throw typeError("a variable-length array cannot have an initializer", this.tok);
           const count = this.newLocal(`__count_${name.text}`, T.int, name);
           v.ty = ty = { ...ty, vlaCount: count };
-          const ref = this.node("var", name, { v, ty });
-          out.push(this.node("decl", name, { v, lhs: ref, rhs: ty.vlaLen }));
+          const ref = varNode(name, v, ty);
+          out.push(declNode(name, v, ref, undefined, ty.vlaLen));
           this.fn!.hasVla = true;
           if (this.consume(";")) return out;
           if (!this.is(",")) this.expectSemi();
@@ -1124,8 +1116,8 @@ export class Parser {
           this.noteRef("free", name);
         }
         if (init || v.inMemory) {
-          const ref = this.node("var", name, { v, ty });
-          out.push(this.node("decl", name, { v, initializer: init, lhs: ref }));
+          const ref = varNode(name, v, ty);
+          out.push(declNode(name, v, ref, init));
         }
       }
       if (this.consume(";")) return out;
@@ -1139,13 +1131,13 @@ export class Parser {
     if (f === this.entry.func) return entryReturn(this, e, at);
     const ret = f.ty.ret!;
     if (!e) {
-      return this.node("return", at, {});
+      return returnNode(at);
     }
     if (ret.kind === "void") {
       if (e.ty.kind !== "void") throw typeError(`void function '${f.name}' returns a value`, at);
-      return this.node("return", at, { lhs: e });
+      return returnNode(at, e);
     }
-    return this.node("return", at, { lhs: this.assignConvert(e, ret, e) });
+    return returnNode(at, this.assignConvert(e, ret, e));
   }
 
   // stmt = "return" expr? ";" | "if" ... | "switch" ... | "case" ... | "default" ":" stmt
@@ -1169,7 +1161,7 @@ export class Parser {
           this.expect(")");
           const then = this.stmt();
           const els = this.consume("else") ? this.stmt() : undefined;
-          return this.node("if", t, { cond, then, els });
+          return ifNode(t, cond, then, els);
         }
         case "switch": {
           this.pos++;
@@ -1185,7 +1177,7 @@ export class Parser {
           const body = this.stmt();
           this.breakDepth--;
           this.switches.pop();
-          const sw = this.node("switch", t, { cond, then: body, cases });
+          const sw = switchNode(t, cond, body, cases);
           (this.fn!.switches ??= []).push(sw);
           return sw;
         }
@@ -1208,7 +1200,7 @@ export class Parser {
               t,
             );
           // Registered before its statement is read, which may hold the switch's next case.
-          const n = this.node("case", t, { caseValue: value, then: this.node("null", t, {}) });
+          const n = caseNode(t, value, jumpNode("null", t));
           cases.push({ value, node: n });
           if (!this.is("}")) n.then = this.stmt();
           return n;
@@ -1218,9 +1210,9 @@ export class Parser {
           this.expect("(");
           this.enter();
           let init: Stmt | undefined;
-          if (this.isTypeStart()) init = this.node("block", t, { body: this.localDeclaration() });
+          if (this.isTypeStart()) init = blockNode(t, this.localDeclaration());
           else if (!this.consume(";")) {
-            init = this.node("exprstmt", t, { lhs: this.expr() });
+            init = exprStmtNode(t, this.expr());
             this.expect(";");
           }
           const cond = this.is(";") ? undefined : this.condition();
@@ -1229,14 +1221,14 @@ export class Parser {
           this.expect(")");
           const then = this.loopBody();
           this.leave();
-          return this.node("for", t, { init, cond, inc, then });
+          return forNode(t, init, cond, inc, then);
         }
         case "while": {
           this.pos++;
           this.expect("(");
           const cond = this.condition();
           this.expect(")");
-          return this.node("for", t, { cond, then: this.loopBody() });
+          return forNode(t, undefined, cond, undefined, this.loopBody());
         }
         case "do": {
           this.pos++;
@@ -1246,24 +1238,24 @@ export class Parser {
           const cond = this.condition();
           this.expect(")");
           this.expectSemi();
-          return this.node("do", t, { cond, then });
+          return doNode(t, cond, then);
         }
         case "break":
           this.pos++;
           if (this.breakDepth === 0) throw syntaxError("'break' outside of a loop or switch", t);
           this.expectSemi();
-          return this.node("break", t, {});
+          return jumpNode("break", t);
         case "continue":
           this.pos++;
           if (this.continueDepth === 0) throw syntaxError("'continue' outside of a loop", t);
           this.expectSemi();
-          return this.node("continue", t, {});
+          return jumpNode("continue", t);
         case "goto": {
           this.pos++;
           const target = this.ident();
           this.expectSemi();
           this.fn?.gotos?.push(target) ?? (this.fn!.gotos = [target]);
-          return this.node("goto", t, { label: target.text });
+          return gotoNode(t, target.text);
         }
       }
     }
@@ -1273,14 +1265,14 @@ export class Parser {
       f.labels ??= new Set();
       if (f.labels.has(t.text)) throw syntaxError(`duplicate label '${t.text}'`, t);
       f.labels.add(t.text);
-      const then = this.is("}") ? this.node("null", t, {}) : this.stmt();
-      return this.node("label", t, { label: t.text, then });
+      const then = this.is("}") ? jumpNode("null", t) : this.stmt();
+      return labelNode(t, t.text, then);
     }
     if (this.is("{")) return this.compoundStmt();
-    if (this.consume(";")) return this.node("null", t, {});
+    if (this.consume(";")) return jumpNode("null", t);
     const e = this.expr();
     this.expectSemi();
-    return this.node("exprstmt", t, { lhs: e });
+    return exprStmtNode(t, e);
   }
 
   expectSemi(): void {
@@ -1319,7 +1311,7 @@ export class Parser {
       const at = this.tok;
       this.pos++;
       const r = this.expr();
-      return this.node("comma", at, { lhs: l, rhs: r, ty: r.ty });
+      return commaNode(at, l, r);
     }
     return l;
   }
@@ -1345,9 +1337,9 @@ export class Parser {
       this.pos++;
       this.checkLvalue(l, t);
       const r = this.assign();
-      return this.node("assign", t, { lhs: l, rhs: this.assignConvert(r, l.ty, r), ty: l.ty });
+      return assignNode(t, l, this.assignConvert(r, l.ty, r), l.ty);
     }
-    const op = ASSIGN_OPS[t.text];
+    const op = t.text.length > 1 ? ASSIGN_OPS.get(t.text) : undefined;
     if (!op) return l;
     this.pos++;
     this.checkLvalue(l, t);
@@ -1357,24 +1349,15 @@ export class Parser {
       if (!isInteger(r.ty)) throw typeError(`invalid operands to '${t.text}'`, t);
       const size = lt.base!.kind === "void" ? 1 : lt.base!.size;
       let idx = this.cast(r, T.int);
-      if (size !== 1)
-        idx = fold(
-          this.node("binary", t, {
-            op: "*",
-            lhs: idx,
-            rhs: this.num(size, T.int, t),
-            ty: T.int,
-            opTy: T.int,
-          }),
-        );
-      return this.node("opassign", t, { op, lhs: l, rhs: idx, ty: lt, opTy: T.int });
+      if (size !== 1) idx = fold(binaryNode(t, "*", idx, this.num(size, T.int, t), T.int, T.int));
+      return opAssignNode(t, op, l, idx, lt, T.int);
     }
     // Type-check as the binary operator would, then convert the result back.
     const probe = this.newBinary(op, { ...l }, r, t);
     const opTy = probe.kind === "binary" ? probe.opTy : probe.ty;
     const rhs = probe.kind === "binary" ? probe.rhs : this.cast(r, opTy);
     const checked = (op === "+" || op === "-" || op === "*") && isInteger(opTy) && !opTy.unsigned;
-    return this.node("opassign", t, { op, lhs: l, rhs, ty: lt, opTy, checked });
+    return opAssignNode(t, op, l, rhs, lt, opTy, checked);
   }
 
   // conditional = logor ("?" expr ":" conditional)?
@@ -1402,7 +1385,7 @@ export class Parser {
       );
     a = this.cast(a, ty);
     b = this.cast(b, ty);
-    return foldLogical(this.node("cond", at, { cond, then: a, els: b, ty }));
+    return foldLogical(condNode(at, cond, a, b, ty));
   }
 
   // logor = logand ("||" logand)*
@@ -1414,7 +1397,7 @@ export class Parser {
       const r = this.logand();
       this.checkScalar(n, "'||'");
       this.checkScalar(r, "'||'");
-      n = foldLogical(this.node("logor", at, { lhs: n, rhs: r, ty: T.int }));
+      n = foldLogical(logicalNode("logor", at, n, r));
     }
     return n;
   }
@@ -1428,7 +1411,7 @@ export class Parser {
       const r = this.bitLevel(0);
       this.checkScalar(n, "'&&'");
       this.checkScalar(r, "'&&'");
-      n = foldLogical(this.node("logand", at, { lhs: n, rhs: r, ty: T.int }));
+      n = foldLogical(logicalNode("logand", at, n, r));
     }
     return n;
   }
@@ -1471,7 +1454,7 @@ export class Parser {
       this.expect(")");
       if (this.is("{")) return this.postfixOf(this.compoundLiteral(ty, at));
       const e = this.castExpr();
-      if (ty.kind === "void") return this.node("cast", at, { lhs: e, ty });
+      if (ty.kind === "void") return unaryNode("cast", at, e, ty);
       if (!isScalar(ty)) throw typeError(`cannot cast to '${typeName(ty)}'`, at);
       const et = e.ty;
       if (isAggregate(et) || et.kind === "void")
@@ -1479,7 +1462,7 @@ export class Parser {
       if ((ty.kind === "ptr" && isFloat(et)) || (isFloat(ty) && isPointerLike(et)))
         throw typeError(`cannot cast '${typeName(et)}' to '${typeName(ty)}'`, at);
       const c = this.cast(e, ty);
-      return c === e ? this.node("cast", at, { lhs: e, ty }) : { ...c, line: at.line, col: at.col };
+      return c === e ? unaryNode("cast", at, e, ty) : { ...c, line: at.line, col: at.col };
     }
     return this.unary();
   }
@@ -1508,13 +1491,13 @@ export class Parser {
             const v = wrapInt(-c.ival, ty);
             if (!checked || v === -wrapInt(c.ival, ty)) return this.num(v, ty, t);
           }
-          return this.node("neg", t, { lhs: c, ty, checked });
+          return negNode(t, c, ty, checked);
         }
         case "!": {
           this.pos++;
           const e = this.castExpr();
           this.checkScalar(e, "'!'");
-          return foldLogical(this.node("not", t, { lhs: e, ty: T.int }));
+          return foldLogical(unaryNode("not", t, e, T.int));
         }
         case "~": {
           this.pos++;
@@ -1523,7 +1506,7 @@ export class Parser {
           const ty = promote(e.ty);
           const c = this.cast(e, ty);
           if (c.kind === "num") return this.num(wrapInt(~intValue(c), ty), ty, t);
-          return this.node("bitnot", t, { lhs: c, ty });
+          return unaryNode("bitnot", t, c, ty);
         }
         case "&": {
           this.pos++;
@@ -1531,7 +1514,7 @@ export class Parser {
           if (e.kind === "funcref") return { ...e, line: t.line, col: t.col };
           if (e.kind === "var") {
             e.v.inMemory = true;
-            return this.node("addr", t, { lhs: e, ty: pointerTo(e.ty) });
+            return unaryNode("addr", t, e, pointerTo(e.ty));
           }
           if (e.ty.bitField)
             throw typeError(
@@ -1541,7 +1524,7 @@ export class Parser {
               t,
             );
           if (e.kind === "deref" || e.kind === "member" || e.kind === "str")
-            return this.node("addr", t, { lhs: e, ty: pointerTo(e.ty) });
+            return unaryNode("addr", t, e, pointerTo(e.ty));
           throw typeError("cannot take the address of this expression", t);
         }
         case "*": {
@@ -1569,9 +1552,9 @@ export class Parser {
       if (e.ty.bitField) throw typeError("'sizeof' applied to a bit-field", t);
       const count = e.ty.vlaCount;
       if (count) {
-        const n = this.cast(this.node("var", t, { v: count, ty: count.ty }), T.ulong);
+        const n = this.cast(varNode(t, count, count.ty), T.ulong);
         const elem = this.num(e.ty.base!.size, T.ulong, t);
-        return this.node("binary", t, { op: "*", lhs: n, rhs: elem, ty: T.ulong, opTy: T.ulong });
+        return binaryNode(t, "*", n, elem, T.ulong, T.ulong);
       }
       const size = e.ty.kind === "func" ? 1 : e.ty.size;
       return this.num(size, T.ulong, t);
@@ -1585,7 +1568,7 @@ export class Parser {
     if (!isPointerLike(et))
       throw typeError(`cannot dereference '${typeName(et)}', which is not a pointer`, at);
     if (et.base!.kind === "void") throw typeError("cannot dereference a 'void *'", at);
-    return this.node("deref", at, { lhs: e, ty: et.base! });
+    return unaryNode("deref", at, e, et.base!);
   }
 
   incdec(e: Expr, delta: number, prefix: boolean, at: Pos): Expr {
@@ -1594,7 +1577,7 @@ export class Parser {
     if (!isScalar(ty)) throw typeError(`cannot increment '${typeName(ty)}'`, at);
     const step = ty.kind === "ptr" ? (ty.base!.kind === "void" ? 1 : ty.base!.size) * delta : delta;
     const checked = (ty.kind === "int" || ty.kind === "long") && !ty.unsigned;
-    return this.node("incdec", at, { lhs: e, delta: step, prefix, ty, checked });
+    return incDecNode(at, e, step, prefix, ty, checked);
   }
 
   // compound-literal = "(" type-name ")" "{" initializer-list "}"
@@ -1608,16 +1591,13 @@ export class Parser {
       const v = this.newGlobal(name, ty, at);
       this.g.vars.set(name, v);
       staticInit(this, v, init, at);
-      return this.node("var", at, { v, ty });
+      return varNode(at, v, ty);
     }
     const v = this.newLocal(name, ty, at);
     v.inMemory = true;
-    const ref = this.node("var", at, { v, ty });
-    const decl = this.node("decl", at, { v, initializer: init, lhs: ref });
-    return this.node("stmtexpr", at, {
-      body: [decl, this.node("exprstmt", at, { lhs: this.node("var", at, { v, ty }) })],
-      ty,
-    });
+    const ref = varNode(at, v, ty);
+    const decl = declNode(at, v, ref, init);
+    return stmtExprNode(at, [decl, exprStmtNode(at, varNode(at, v, ty))], ty);
   }
 
   // postfix = primary ("[" expr "]" | "(" args ")" | "." ident | "->" ident | "++" | "--")*
@@ -1680,7 +1660,7 @@ export class Parser {
     if (!st.complete) throw typeError(`'${typeName(st)}' is an incomplete type`, name);
     const m = st.members!.find((x) => x.name === name.text);
     if (!m) throw typeError(`'${typeName(st)}' has no member named '${name.text}'`, name);
-    return this.node("member", name, { lhs: n, member: m, ty: m.ty });
+    return memberNode(name, n, m);
   }
 
   noteRef(name: string, at: Pos): void {
@@ -1707,12 +1687,7 @@ export class Parser {
     } else if (fnExpr.kind === "unresolved") {
       // A name with no declaration: maybe defined further down this block.
       // Its type is settled by resolvePending.
-      const n = this.node("call", fnExpr, {
-        callee: fnExpr.callee,
-        args,
-        fnTy: funcType(T.int, [], true),
-        ty: T.int,
-      });
+      const n = callNode(fnExpr, fnExpr.callee, undefined, funcType(T.int, [], true), args, T.int);
       this.pending.push({ node: n, name: fnExpr.callee, fn: this.fn! });
       this.noteRef(fnExpr.callee, fnExpr);
       return n;
@@ -1722,7 +1697,7 @@ export class Parser {
       else if (t.kind === "func") fty = t;
       else throw typeError(`called object is not a function (it is '${typeName(t)}')`, fnExpr);
     }
-    const node = this.node("call", fnExpr, { callee, args: [], fnTy: fty!, ty: fty!.ret! });
+    const node = callNode(fnExpr, callee, undefined, fty!, [], fty!.ret!);
     if (callee === undefined) {
       node.lhs = fnExpr;
       if (this.fn) this.fn.indirect = true;
@@ -1827,11 +1802,7 @@ export class Parser {
       const area = this.fn?.varargs;
       if (!area) throw typeError("va_start used in a function without '...'", t);
       this.checkLvalue(ap, t);
-      r = this.node("assign", t, {
-        lhs: ap,
-        rhs: this.cast(this.node("var", t, { v: area, ty: area.ty }), ap.ty),
-        ty: ap.ty,
-      });
+      r = assignNode(t, ap, this.cast(varNode(t, area, area.ty), ap.ty), ap.ty);
     } else if (t.text === "va_arg") {
       this.expect(",");
       const ty = this.typeName();
@@ -1839,27 +1810,15 @@ export class Parser {
       if (ap.ty.kind !== "ptr") throw typeError("va_arg needs a va_list", t);
       // *(ty *)((ap += n) - n), n = 8 per slot (a struct takes its size rounded up to 8)
       const step = 8 * varargSlots(ty);
-      const bump = this.node("opassign", t, {
-        op: "+",
-        lhs: ap,
-        rhs: this.num(step, T.int, t),
-        ty: ap.ty,
-        opTy: T.int,
-      });
-      const back = this.node("binary", t, {
-        op: "-",
-        lhs: bump,
-        rhs: this.num(step, T.int, t),
-        ty: ap.ty,
-        opTy: T.int,
-      });
+      const bump = opAssignNode(t, "+", ap, this.num(step, T.int, t), ap.ty, T.int);
+      const back = binaryNode(t, "-", bump, this.num(step, T.int, t), ap.ty, T.int);
       r = this.deref(this.cast(back, pointerTo(ty)), t);
     } else if (t.text === "va_copy") {
       this.expect(",");
       const src = this.assign();
       this.checkLvalue(ap, t);
-      r = this.node("assign", t, { lhs: ap, rhs: this.cast(src, ap.ty), ty: ap.ty });
-    } else r = this.node("cast", t, { lhs: ap, ty: T.void });
+      r = assignNode(t, ap, this.cast(src, ap.ty), ap.ty);
+    } else r = unaryNode("cast", t, ap, T.void);
     this.expect(")");
     return r;
   }
@@ -1875,25 +1834,12 @@ export class Parser {
       const body = block.body;
       const last = body[body.length - 1];
       const ty = last && last.kind === "exprstmt" ? this.toRvalueType(last.lhs.ty) : T.void;
-      return this.node("stmtexpr", t, { body, ty });
+      return stmtExprNode(t, body, ty);
     }
     if (this.consume("(")) {
       const e = this.expr();
       this.expect(")");
       return e;
-    }
-    if (t.kind === "ident" && t.text === "_Generic") return this.generic(t);
-    if (
-      t.kind === "ident" &&
-      (t.text === "__func__" || t.text === "__FUNCTION__") &&
-      !this.lookup(t.text)
-    ) {
-      // The enclosing function's name, as a string literal (top-level statements: "main").
-      const name = !this.fn || this.fn === this.entry.func ? "main" : this.fn.name;
-      const bytes = [...Buffer.from(name, "utf8"), 0];
-      this.pos++;
-      const addr = this.literalAddress(bytes, 1);
-      return this.node("str", t, { bytes, addr, ty: arrayOf(T.char, bytes.length) });
     }
     if (t.kind === "num") {
       this.pos++;
@@ -1903,32 +1849,42 @@ export class Parser {
     if (t.kind === "str") {
       const { bytes, elem } = this.stringLiteral();
       const addr = this.literalAddress(bytes, elem.size);
-      return this.node("str", t, { bytes, addr, ty: arrayOf(elem, bytes.length / elem.size) });
+      return strNode(t, bytes, addr, arrayOf(elem, bytes.length / elem.size));
     }
-    if (t.kind === "ident" && STDARG_MACROS.has(t.text) && !this.lookup(t.text))
-      return this.stdarg(t);
     if (t.kind === "ident") {
-      this.pos++;
+      if (t.text === "_Generic") return this.generic(t);
       const s = this.lookup(t.text);
       if (s) {
+        this.pos++;
         if ("enumConst" in s) return this.num(s.enumConst, T.int, t);
         if ("typedef" in s) throw syntaxError(`unexpected type name '${t.text}'`, t);
-        return this.node("var", t, { v: s, ty: s.ty });
+        return varNode(t, s, s.ty);
       }
+      // Names that mean something when nothing declares them.
+      if (t.text === "__func__" || t.text === "__FUNCTION__") {
+        // The enclosing function's name, as a string literal (top-level statements: "main").
+        const name = !this.fn || this.fn === this.entry.func ? "main" : this.fn.name;
+        const bytes = [...Buffer.from(name, "utf8"), 0];
+        this.pos++;
+        const addr = this.literalAddress(bytes, 1);
+        return strNode(t, bytes, addr, arrayOf(T.char, bytes.length));
+      }
+      if (STDARG_MACROS.has(t.text)) return this.stdarg(t);
+      this.pos++;
       const f = this.g.funcs.get(t.text);
       if (f) {
         this.noteRef(t.text, t);
-        return this.node("funcref", t, { callee: t.text, fnTy: f.ty, ty: f.ty });
+        return funcRefNode(t, t.text, f.ty);
       }
       const lib = this.host.libraryType(t.text) ?? this.host.intrinsicType(t.text);
       if (lib) {
         this.noteRef(t.text, t);
-        return this.node("funcref", t, { callee: t.text, fnTy: lib, ty: lib });
+        return funcRefNode(t, t.text, lib);
       }
       if (this.is("(")) {
         if (this.host.isKnownIntrinsic(t.text))
           throw typeError(`intrinsic '${t.text}' is not available here (no model attached)`, t);
-        return this.node("unresolved", t, { callee: t.text, ty: T.int });
+        return unresolvedNode(t, t.text);
       }
       throw typeError(`undeclared identifier '${t.text}'`, t);
     }

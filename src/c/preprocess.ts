@@ -145,6 +145,18 @@ function hideAll(body: Token[], name: string, at: Token): Token[] {
   });
 }
 
+/** The name in `<name>` or `"name"` (an #include's tokens, spelled together), or undefined.
+ * (No regular expression: V8 drops a regexp's compiled code in garbage collections, and
+ * compiling it again cost more than the rest of a block's preprocessing.) */
+function includedName(header: string): string | undefined {
+  const first = header.charCodeAt(0);
+  const last = header.charCodeAt(header.length - 1);
+  if (header.length < 3 || (first !== 60 && first !== 34) || (last !== 62 && last !== 34))
+    return undefined;
+  const name = header.slice(1, -1);
+  return name.includes(">") || name.includes('"') ? undefined : name;
+}
+
 /** Upper bound on tokens produced by macro expansion in one block (stops exponential bombs). */
 const MAX_EXPANDED_TOKENS = 50_000;
 
@@ -158,21 +170,16 @@ class Preprocessor {
 
   run(input: Token[]): Token[] {
     const out: Token[] = [];
-    // Text is expanded with the macros defined at that point, so flush before each directive.
-    let pending: Token[] = [];
-    const flush = (): void => {
-      if (pending.length > 0) this.expand(pending, out);
-      pending = [];
-    };
     // Each entry: whether this group is emitting, and whether any branch has been taken.
     const conds: { active: boolean; taken: boolean; at: Token }[] = [];
     const active = (): boolean => conds.every((c) => c.active);
+    /** Whether text here is emitted (active(), recomputed at each conditional directive). */
+    let emitting = true;
     let i = 0;
     while (i < input.length) {
       const t = input[i]!;
       if (t.kind === "eof") break;
       if (t.kind === "hash" && t.atBol) {
-        flush();
         let j = i + 1;
         while (j < input.length && !input[j]!.atBol && input[j]!.kind !== "eof") j++;
         const line = input.slice(i + 1, j);
@@ -187,12 +194,14 @@ class Preprocessor {
             const on = name === "ifdef" ? defined : !defined;
             conds.push({ active: parentActive && on, taken: on, at: t });
             if (!parentActive) conds[conds.length - 1]!.taken = true;
+            emitting = active();
             continue;
           }
           case "if": {
             const parentActive = active();
             const on = parentActive ? this.evalCondition(rest, t) : false;
             conds.push({ active: on, taken: on || !parentActive, at: t });
+            emitting = active();
             continue;
           }
           case "elif": {
@@ -205,6 +214,7 @@ class Preprocessor {
               c.active = on;
               c.taken = on;
             }
+            emitting = active();
             continue;
           }
           case "else": {
@@ -212,22 +222,29 @@ class Preprocessor {
             if (!c) throw syntaxError("#else without #if", t);
             c.active = !c.taken;
             c.taken = true;
+            emitting = active();
             continue;
           }
           case "endif":
             if (!conds.pop()) throw syntaxError("#endif without #if", t);
+            emitting = active();
             continue;
         }
-        if (!active()) continue;
+        if (!emitting) continue;
         switch (name) {
           case "":
             continue;
           case "include": {
-            const header = rest.map((x) => x.text).join("");
-            const m = /^[<"]([^>"]+)[>"]$/.exec(header);
-            if (!m) throw syntaxError('#include expects <header> or "header"', t);
-            if (!STANDARD_HEADERS.has(m[1]!))
-              throw syntaxError(`cannot include '${m[1]}': only standard headers are available`, t);
+            let header = "";
+            for (const x of rest) header += x.text;
+            const included = includedName(header);
+            if (included === undefined)
+              throw syntaxError('#include expects <header> or "header"', t);
+            if (!STANDARD_HEADERS.has(included))
+              throw syntaxError(
+                `cannot include '${included}': only standard headers are available`,
+                t,
+              );
             continue;
           }
           case "define":
@@ -252,17 +269,35 @@ class Preprocessor {
             throw syntaxError(`unknown preprocessor directive '#${name}'`, line[0] ?? t);
         }
       }
-      if (!active()) {
+      if (!emitting) {
         i++;
         continue;
       }
-      pending.push(t);
+      if (this.mayExpand(t)) {
+        // Expand from here to the next directive (text is expanded with the macros defined
+        // at that point): a macro's arguments may run over the lines up to it.
+        let end = i + 1;
+        while (end < input.length && !(input[end]!.kind === "hash" && input[end]!.atBol)) end++;
+        if (input[end - 1]!.kind === "eof") end--;
+        this.expand(input, out, i, end);
+        i = end;
+        continue;
+      }
+      out.push(t);
       i++;
     }
     if (conds.length > 0) throw syntaxError("unterminated #if", conds[conds.length - 1]!.at);
-    flush();
     out.push(input[input.length - 1]!);
     return out;
+  }
+
+  /** Whether a token may start a macro expansion: a defined macro's name, or __LINE__ or
+   * __FILE__. Most tokens are not, and go straight to the output. */
+  private mayExpand(t: Token): boolean {
+    if (t.kind !== "ident") {
+      if (t.kind !== "keyword" || !this.macros.hasOwnEntries()) return false;
+    } else if (t.text === "__LINE__" || t.text === "__FILE__") return true;
+    return this.macros.get(t.text) !== undefined;
   }
 
   /** push_macro/pop_macro save and restore a definition; other pragmas are ignored. */
@@ -307,12 +342,12 @@ class Preprocessor {
 
   /** Macro-expands a token list (no directives in it) until no macro is left to expand, and
    * appends the result to `out`. */
-  expand(input: Token[], out: Token[] = []): Token[] {
+  expand(input: Token[], out: Token[] = [], from = 0, to = input.length): Token[] {
     // Expansions are pushed on a stack (next on top) read before the rest of the input, so an
     // expansion costs O(body) and the input itself is never copied.
     const stack: Token[] = [];
-    let next = 0;
-    while (stack.length > 0 || next < input.length) {
+    let next = from;
+    while (stack.length > 0 || next < to) {
       const t = stack.length > 0 ? stack.pop()! : input[next++]!;
       if (t.text === "__LINE__" && !this.macros.has("__LINE__")) {
         const n = t.line + this.lineDelta;
@@ -328,7 +363,8 @@ class Preprocessor {
         out.push(t);
         continue;
       }
-      const ahead = stack.length > 0 ? stack[stack.length - 1] : input[next];
+      const ahead =
+        stack.length > 0 ? stack[stack.length - 1] : next < to ? input[next] : undefined;
       if (m.params && ahead?.text !== "(") {
         out.push(t);
         continue;
@@ -352,7 +388,7 @@ class Preprocessor {
       let depth = 0;
       let closed = false;
       let closing: Token | undefined;
-      while (stack.length > 0 || next < input.length) {
+      while (stack.length > 0 || next < to) {
         const a = stack.length > 0 ? stack.pop()! : input[next++]!;
         if (a.text === "(") depth++;
         else if (a.text === ")") {

@@ -59,11 +59,17 @@ export function maxOf(t: Type): bigint {
   return (1n << BigInt(t.size * 8 - (t.unsigned ? 0 : 1))) - 1n;
 }
 
-/** The checked `v + c` and `v - c` nodes in `branch` (taken when `cond` is `truth`) whose
- * result the condition keeps inside v's type; empty when the branch assigns v. */
-export function checksProvenByGuard(cond: Expr, truth: boolean, branch: readonly Node[]): Node[] {
+/** The checked `v + c` and `v - c` nodes in `branch` (the statements from `from` on, taken
+ * when `cond` is `truth`) whose result the condition keeps inside v's type; empty when the
+ * branch assigns v. */
+export function checksProvenByGuard(
+  cond: Expr,
+  truth: boolean,
+  branch: Node | readonly Node[],
+  from = 0,
+): Node[] {
   const b = boundsOf(cond, truth);
-  if (!b) return [];
+  if (!b) return NOTHING_PROVEN;
   const bits = BigInt(b.v.ty.size * 8);
   const max = (1n << (bits - 1n)) - 1n;
   const min = -max - 1n;
@@ -95,8 +101,16 @@ export function checksProvenByGuard(cond: Expr, truth: boolean, branch: readonly
     }
     forEachChild(n, visit);
   };
-  for (const n of branch) visit(n);
-  return assigned ? [] : found;
+  if (isNodeList(branch)) for (let i = from; i < branch.length; i++) visit(branch[i]!);
+  else visit(branch);
+  return assigned ? NOTHING_PROVEN : found;
+}
+
+/** The empty answer of checksProvenByGuard: shared, never written. */
+const NOTHING_PROVEN: Node[] = [];
+
+function isNodeList(branch: Node | readonly Node[]): branch is readonly Node[] {
+  return Array.isArray(branch);
 }
 
 /** Whether a statement always leaves the enclosing block (`if (n < 2) return n;`). */

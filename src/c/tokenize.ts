@@ -33,34 +33,6 @@ const KEYWORDS = new Set(
   ).split(" "),
 );
 
-const PUNCTS = [
-  "<<=",
-  ">>=",
-  "...",
-  "==",
-  "!=",
-  "<=",
-  ">=",
-  "->",
-  "+=",
-  "-=",
-  "*=",
-  "/=",
-  "%=",
-  "&=",
-  "|=",
-  "^=",
-  "&&",
-  "||",
-  "++",
-  "--",
-  "<<",
-  ">>",
-  "##",
-];
-
-export const isKeyword = (s: string): boolean => KEYWORDS.has(s);
-
 function readEscape(src: string, i: number, at: { line: number; col: number }): [number, number] {
   const c = src[i]!;
   switch (c) {
@@ -80,14 +52,15 @@ function readEscape(src: string, i: number, at: { line: number; col: number }): 
     case "7": {
       let v = 0;
       let j = i;
-      while (j < i + 3 && /[0-7]/.test(src[j] ?? "")) v = v * 8 + Number(src[j++]);
+      while (j < i + 3 && digitValue(src.charCodeAt(j)) < 8)
+        v = v * 8 + digitValue(src.charCodeAt(j++));
       return [v & 0xff, j];
     }
     case "x": {
       let j = i + 1;
       let v = 0;
-      if (!/[0-9a-fA-F]/.test(src[j] ?? "")) throw syntaxError("\\x used with no hex digits", at);
-      while (/[0-9a-fA-F]/.test(src[j] ?? "")) v = v * 16 + parseInt(src[j++]!, 16);
+      if (digitValue(src.charCodeAt(j)) >= 16) throw syntaxError("\\x used with no hex digits", at);
+      while (digitValue(src.charCodeAt(j)) < 16) v = v * 16 + digitValue(src.charCodeAt(j++));
       return [v & 0xff, j];
     }
     case "a":
@@ -128,14 +101,27 @@ function readNumber(text: string, at: { line: number; col: number }): Partial<To
     if (Number.isNaN(v)) throw syntaxError(`invalid number '${text}'`, at);
     return { fval: numType === "float" ? Math.fround(v) : v, numType };
   }
-  const m = /^(0x[0-9a-f]+|0b[01]+|0[0-7]*|[1-9][0-9]*)(u|ul|ull|l|ll|lu|llu)?$/.exec(lower);
-  if (!m) throw syntaxError(`invalid number '${text}'`, at);
-  const digits = m[1]!;
+  // digits (0x hex, 0b binary, 0 octal, decimal), then a suffix of u and l or ll.
+  let end = lower.length;
+  while (end > 0 && (lower[end - 1] === "u" || lower[end - 1] === "l")) end--;
+  const digits = lower.slice(0, end);
+  const suffix = lower.slice(end);
+  const prefixed = digits.startsWith("0x") || digits.startsWith("0b");
+  const radix = prefixed
+    ? digits[1] === "x"
+      ? 16
+      : 2
+    : digits.length > 1 && digits[0] === "0"
+      ? 8
+      : 10;
+  const body = prefixed ? digits.slice(2) : digits;
+  let valid = body.length > 0 && INTEGER_SUFFIXES.has(suffix);
+  for (let k = 0; k < body.length; k++) valid &&= digitValue(body.charCodeAt(k)) < radix;
+  if (!valid) throw syntaxError(`invalid number '${text}'`, at);
   let v: bigint;
   if (digits.startsWith("0x") || digits.startsWith("0b")) v = BigInt(digits);
   else if (digits.length > 1 && digits.startsWith("0")) v = BigInt("0o" + digits.slice(1));
   else v = BigInt(digits);
-  const suffix = m[2] ?? "";
   const unsigned = suffix.includes("u");
   const long = suffix.includes("l");
   const decimal = !(digits.startsWith("0") && digits.length > 1);
@@ -148,30 +134,180 @@ function readNumber(text: string, at: { line: number; col: number }): Partial<To
   return { ival: BigInt.asUintN(64, v), numType };
 }
 
-/** A sign continues a number only right after its exponent letter (1e-5, 0x1p+3). */
-function exponentBefore(sofar: string): boolean {
-  const hex = /^0[xX]/.test(sofar);
-  return hex ? /[pP]$/.test(sofar) : /[eE]$/.test(sofar);
+const INTEGER_SUFFIXES: ReadonlySet<string> = new Set([
+  "",
+  "u",
+  "ul",
+  "ull",
+  "l",
+  "ll",
+  "lu",
+  "llu",
+]);
+
+/** The value of a digit in any base up to 16 (0-9, a-f, A-F), else 99. */
+function digitValue(c: number): number {
+  if (c >= 48 && c <= 57) return c - 48;
+  const lower = c | 32;
+  return lower >= 97 && lower <= 102 ? lower - 87 : 99;
+}
+
+/** A sign continues the number src[start, end) only right after its exponent letter (1e-5,
+ * 0x1p+3). */
+function exponentBefore(src: string, start: number, end: number): boolean {
+  const hex = src.charCodeAt(start) === 48 && (src.charCodeAt(start + 1) | 32) === 120;
+  const last = src.charCodeAt(end - 1) | 32;
+  return hex ? last === 112 : last === 101;
 }
 
 const isDigit = (c: number): boolean => c >= 48 && c <= 57;
 const isIdentStart = (c: number): boolean =>
   (c >= 97 && c <= 122) || (c >= 65 && c <= 90) || c === 95 || c === 36;
 const isIdentChar = (c: number): boolean => isIdentStart(c) || isDigit(c);
-const SINGLE_PUNCT = new Set("+-*/%&|^~!<>=?:;,.()[]{}");
-const PUNCTS_BY_FIRST = new Map<string, string[]>();
-for (const p of PUNCTS) {
-  const list = PUNCTS_BY_FIRST.get(p[0]!) ?? [];
-  list.push(p);
-  PUNCTS_BY_FIRST.set(p[0]!, list);
-}
 
-/** The longest multi-character punctuator at `i`, if any. */
-function multiPunct(src: string, i: number, first: string): string | undefined {
-  const candidates = PUNCTS_BY_FIRST.get(first);
-  if (candidates) for (const p of candidates) if (src.startsWith(p, i)) return p;
+/** The punctuator at units[i], whose code is `c` (the longest that matches), or undefined. The
+ * spellings are constants, so a punctuator token allocates no string. */
+function punctuator(units: Uint16Array, i: number, c: number): string | undefined {
+  const d = units[i + 1]!;
+  switch (c) {
+    case 40:
+      return "(";
+    case 41:
+      return ")";
+    case 123:
+      return "{";
+    case 125:
+      return "}";
+    case 91:
+      return "[";
+    case 93:
+      return "]";
+    case 59:
+      return ";";
+    case 44:
+      return ",";
+    case 58:
+      return ":";
+    case 63:
+      return "?";
+    case 126:
+      return "~";
+    case 43: // +
+      return d === 43 ? "++" : d === 61 ? "+=" : "+";
+    case 45: // -
+      return d === 45 ? "--" : d === 61 ? "-=" : d === 62 ? "->" : "-";
+    case 42: // *
+      return d === 61 ? "*=" : "*";
+    case 47: // /
+      return d === 61 ? "/=" : "/";
+    case 37: // %
+      return d === 61 ? "%=" : "%";
+    case 38: // &
+      return d === 38 ? "&&" : d === 61 ? "&=" : "&";
+    case 124: // |
+      return d === 124 ? "||" : d === 61 ? "|=" : "|";
+    case 94: // ^
+      return d === 61 ? "^=" : "^";
+    case 61: // =
+      return d === 61 ? "==" : "=";
+    case 33: // !
+      return d === 61 ? "!=" : "!";
+    case 60: // <
+      if (d === 60) return units[i + 2] === 61 ? "<<=" : "<<";
+      return d === 61 ? "<=" : "<";
+    case 62: // >
+      if (d === 62) return units[i + 2] === 61 ? ">>=" : ">>";
+      return d === 61 ? ">=" : ">";
+    case 46: // .
+      return d === 46 && units[i + 2] === 46 ? "..." : ".";
+    case 35: // # (a lone # is a "hash" token)
+      return d === 35 ? "##" : undefined;
+  }
   return undefined;
 }
+
+/** Identifier and keyword spellings seen before, by content. A block's names are mostly the
+ * same few (i, n, printf, int), so reading one hashes its characters and allocates no string,
+ * and the maps the parser looks names up in find the string's hash already computed. An open
+ * addressing table of strings; past MAX_SPELLINGS entries it starts over, so a process that
+ * reads millions of never-seen names holds a bounded table. */
+const SPELLING_SLOTS = 8192;
+const MAX_SPELLINGS = SPELLING_SLOTS / 2;
+const spellings: (string | undefined)[] = new Array<string | undefined>(SPELLING_SLOTS).fill(
+  undefined,
+);
+/** 1 where the spelling in the same slot is a keyword. */
+const keywordSlot = new Uint8Array(SPELLING_SLOTS);
+let spellingCount = 0;
+
+const FNV_OFFSET = 2166136261;
+const FNV_PRIME = 16777619;
+
+/** One character's step of the spellings' hash (FNV-1a). */
+const hashStep = (h: number, c: number): number => Math.imul(h ^ c, FNV_PRIME);
+
+function spellingHash(src: string, start: number, end: number): number {
+  let h = FNV_OFFSET;
+  for (let k = start; k < end; k++) h = hashStep(h, src.charCodeAt(k));
+  return h;
+}
+
+/** The slot holding the spelling src[start, end) (whose code units are `units`, with the same
+ * indexes), whose hash is `hash`, entered if new. */
+function spellingSlot(
+  src: string,
+  units: Uint16Array,
+  start: number,
+  end: number,
+  hash: number,
+): number {
+  const length = end - start;
+  for (let slot = hash & (SPELLING_SLOTS - 1); ; slot = (slot + 1) & (SPELLING_SLOTS - 1)) {
+    const known = spellings[slot];
+    if (known === undefined) {
+      if (spellingCount >= MAX_SPELLINGS) {
+        resetSpellings();
+        return spellingSlot(src, units, start, end, hash);
+      }
+      spellings[slot] = canonical(src.slice(start, end));
+      keywordSlot[slot] = 0;
+      spellingCount++;
+      return slot;
+    }
+    if (known.length === length && sameText(known, units, start)) return slot;
+  }
+}
+
+/** The engine's own copy of `s`, the one every equal literal and property key shares (V8
+ * internalizes property keys): comparing it with a literal such as "int" is then a pointer
+ * test, and the maps the parser looks it up in find its hash computed. */
+function canonical(s: string): string {
+  return Object.keys({ [s]: 0 })[0]!;
+}
+
+function sameText(known: string, units: Uint16Array, start: number): boolean {
+  for (let k = 0; k < known.length; k++) if (known.charCodeAt(k) !== units[start + k]) return false;
+  return true;
+}
+
+function resetSpellings(): void {
+  spellings.fill(undefined);
+  spellingCount = 0;
+  for (const kw of KEYWORDS)
+    keywordSlot[
+      spellingSlot(
+        kw,
+        Uint16Array.from(kw, (c) => c.charCodeAt(0)),
+        0,
+        kw.length,
+        spellingHash(kw, 0, kw.length),
+      )
+    ] = 1;
+}
+resetSpellings();
+
+/** BigInts of the small literals most code is made of (0, 1, 2, 10, 100), made once. */
+const SMALL_BIGINTS: readonly bigint[] = Array.from({ length: 1024 }, (_, k) => BigInt(k));
 
 /** A token with every field present, in one order: tokens then share one hidden class, so the
  * preprocessor's and the parser's reads of `kind` and `text` stay monomorphic. */
@@ -211,25 +347,41 @@ function smallDecimal(text: string): number {
   return v;
 }
 
+/** Sources up to this many characters are read through one buffer that every call reuses. */
+const REUSED_UNITS = 1 << 16;
+let reusedUnits = new Uint16Array(4096);
+
+/** The source's UTF-16 code units (indexes as the string's), with a 0 after the last, in a
+ * buffer reused by every call (tokenize is not reentrant). Reading one is a load and a bounds
+ * check, where charCodeAt also walks the string's representation: most sources are
+ * concatenations (a model's pieces, a block with its loop bound replaced). */
+function codeUnits(src: string): Uint16Array {
+  const need = src.length + 1;
+  let units = reusedUnits;
+  if (need > units.length) {
+    units = new Uint16Array(need);
+    if (need <= REUSED_UNITS) reusedUnits = units;
+  }
+  Buffer.from(units.buffer, units.byteOffset, units.byteLength).write(src, 0, "utf16le");
+  units[src.length] = 0;
+  return units;
+}
+
 /** Tokenizes the whole source; a final eof token marks the end. */
 export function tokenize(src: string): Token[] {
+  const code16 = codeUnits(src);
   const tokens: Token[] = [];
   let i = 0;
   let line = 1;
   let lineStart = 0;
   let atBol = true;
   let hasSpace = false;
-  const here = (): { line: number; col: number } => ({ line, col: i - lineStart + 1 });
-  const push = (t: Token): void => {
-    tokens.push(t);
-    atBol = false;
-    hasSpace = false;
-  };
   const n = src.length;
-  /** Set after an L/u/U prefix: the literal that follows is wide and starts at the prefix. */
-  let wide: { col: number } | null = null;
+  /** After an L/u/U prefix: the column of the prefix, where the wide literal that follows
+   * starts (0: no prefix). */
+  let wideCol = 0;
   while (i < n) {
-    const code = src.charCodeAt(i);
+    const code = code16[i];
     if (code === 10) {
       i++;
       line++;
@@ -241,27 +393,27 @@ export function tokenize(src: string): Token[] {
     if (code === 32 || code === 9 || code === 13 || code === 12 || code === 11) {
       // A run of blanks (indentation) in one go.
       i++;
-      for (let d = src.charCodeAt(i); d === 32 || d === 9; d = src.charCodeAt(++i));
+      for (let d = code16[i]; d === 32 || d === 9; d = code16[++i]);
       hasSpace = true;
       continue;
     }
-    if (code === 92 && src.charCodeAt(i + 1) === 10) {
+    if (code === 92 && code16[i + 1] === 10) {
       i += 2;
       line++;
       lineStart = i;
       continue;
     }
-    if (code === 47 && src.charCodeAt(i + 1) === 47) {
-      while (i < n && src.charCodeAt(i) !== 10) i++;
+    if (code === 47 && code16[i + 1] === 47) {
+      while (i < n && code16[i] !== 10) i++;
       hasSpace = true;
       continue;
     }
-    if (code === 47 && src.charCodeAt(i + 1) === 42) {
-      const start = here();
+    if (code === 47 && code16[i + 1] === 42) {
+      const start = { line, col: i - lineStart + 1 };
       const end = src.indexOf("*/", i + 2);
       if (end < 0) throw syntaxError("unterminated comment", start);
       for (let j = i; j < end; j++)
-        if (src.charCodeAt(j) === 10) {
+        if (code16[j] === 10) {
           line++;
           lineStart = j + 1;
         }
@@ -270,124 +422,135 @@ export function tokenize(src: string): Token[] {
       continue;
     }
     const col = i - lineStart + 1;
-    if (isDigit(code) || (code === 46 && isDigit(src.charCodeAt(i + 1)))) {
+    let t: Token;
+    if (isIdentStart(code)) {
+      // The name's hash is taken as it is scanned (the 0 after the last unit ends a name).
+      let hash = hashStep(FNV_OFFSET, code);
+      let j = i + 1;
+      for (let d = code16[j]; isIdentChar(d); d = code16[++j]) hash = hashStep(hash, d);
+      if (j - i <= 2 && isLiteralPrefix(src, i, j)) {
+        // L"…", u'…', u8"…": the literal starts at the prefix; u8 strings are plain ones.
+        if (j - i === 1) wideCol = col;
+        i = j;
+        continue;
+      }
+      const slot = spellingSlot(src, code16, i, j, hash);
+      t = token(
+        keywordSlot[slot] ? "keyword" : "ident",
+        spellings[slot]!,
+        line,
+        col,
+        atBol,
+        hasSpace,
+      );
+      i = j;
+    } else if (isDigit(code) || (code === 46 && isDigit(code16[i + 1]))) {
       let j = i;
       while (j < n) {
-        const d = src.charCodeAt(j);
+        const d = code16[j];
         if (isIdentChar(d) || d === 46) j++;
-        else if ((d === 43 || d === 45) && exponentBefore(src.slice(i, j))) j++;
+        else if ((d === 43 || d === 45) && exponentBefore(src, i, j)) j++;
         else break;
       }
       const text = src.slice(i, j);
-      const t = token("num", text, line, col, atBol, hasSpace);
+      t = token("num", text, line, col, atBol, hasSpace);
       const small = smallDecimal(text);
       if (small >= 0) {
-        t.ival = BigInt(small);
+        t.ival = small < SMALL_BIGINTS.length ? SMALL_BIGINTS[small] : BigInt(small);
         t.numType = "int";
       } else {
-        const n = readNumber(text, { line, col });
-        t.ival = n.ival;
-        t.fval = n.fval;
-        t.numType = n.numType;
+        const v = readNumber(text, { line, col });
+        t.ival = v.ival;
+        t.fval = v.fval;
+        t.numType = v.numType;
       }
-      push(t);
       i = j;
-      continue;
+    } else if (code === 34 || code === 39) {
+      const start = wideCol || col;
+      const wide = wideCol !== 0;
+      wideCol = 0;
+      t =
+        code === 34
+          ? stringLiteral(src, i, line, start, wide)
+          : charLiteral(src, i, line, start, wide);
+      t.atBol = atBol;
+      t.hasSpace = hasSpace;
+      i += t.text.length;
+    } else {
+      const p = punctuator(code16, i, code);
+      if (p !== undefined) t = token("punct", p, line, col, atBol, hasSpace);
+      else if (code === 35) t = token("hash", "#", line, col, atBol, hasSpace);
+      else throw syntaxError(`unexpected character '${src[i]}'`, { line, col: wideCol || col });
+      i += t.text.length;
     }
-    if (isIdentStart(code)) {
-      let j = i + 1;
-      while (j < n && isIdentChar(src.charCodeAt(j))) j++;
-      const text = src.slice(i, j);
-      if (j - i <= 2) {
-        if ((text === "L" || text === "u" || text === "U") && (src[j] === "'" || src[j] === '"')) {
-          wide = { col };
-          i = j;
-          continue;
-        }
-        if (text === "u8" && src[j] === '"') {
-          i = j;
-          continue;
-        }
-      }
-      push(token(KEYWORDS.has(text) ? "keyword" : "ident", text, line, col, atBol, hasSpace));
-      i = j;
-      continue;
-    }
-    const c = src[i]!;
-    const start = wide ? wide.col : col;
-    const isWide = wide !== null;
-    wide = null;
-    if (c === '"') {
-      const bytes: number[] = [];
-      const units: number[] = [];
-      let j = i + 1;
-      for (;;) {
-        if (j >= n || src[j] === "\n")
-          throw syntaxError("unterminated string literal", { line, col: start });
-        const d = src[j]!;
-        if (d === '"') break;
-        if (d === "\\") {
-          const [v, next] = readEscape(src, j + 1, { line, col: start });
-          bytes.push(v);
-          units.push(v);
-          j = next;
-        } else if (src.charCodeAt(j) < 128) {
-          bytes.push(src.charCodeAt(j));
-          units.push(src.charCodeAt(j));
-          j++;
-        } else {
-          const ch = String.fromCodePoint(src.codePointAt(j)!);
-          pushChar(bytes, ch);
-          units.push(src.codePointAt(j)!);
-          j += ch.length;
-        }
-      }
-      const t = token("str", src.slice(i, j + 1), line, start, atBol, hasSpace);
-      t.bytes = bytes;
-      if (isWide) t.units = units;
-      push(t);
-      i = j + 1;
-      continue;
-    }
-    if (c === "'") {
-      let j = i + 1;
-      let v: number;
-      if (src[j] === "\\") [v, j] = readEscape(src, j + 1, { line, col: start });
-      else if (j < n && src[j] !== "'" && src[j] !== "\n") {
-        const bytes: number[] = [];
-        const ch = String.fromCodePoint(src.codePointAt(j)!);
-        pushChar(bytes, ch);
-        v = isWide ? src.codePointAt(j)! : bytes[0]!;
-        j += ch.length;
-      } else throw syntaxError("empty character literal", { line, col: start });
-      if (src[j] !== "'") throw syntaxError("unterminated character literal", { line, col: start });
-      // Plain char is signed, so '\xff' is -1 as in gcc on x86; L'x' is a wchar_t (int).
-      const signed = !isWide && v > 127 ? v - 256 : v;
-      const t = token("num", src.slice(i, j + 1), line, start, atBol, hasSpace);
-      t.ival = BigInt(signed);
-      t.numType = "int";
-      push(t);
-      i = j + 1;
-      continue;
-    }
-    if (c === "#" && src[i + 1] !== "#") {
-      push(token("hash", "#", line, col, atBol, hasSpace));
-      i++;
-      continue;
-    }
-    const multi = multiPunct(src, i, c);
-    if (multi) {
-      push(token("punct", multi, line, col, atBol, hasSpace));
-      i += multi.length;
-      continue;
-    }
-    if (SINGLE_PUNCT.has(c)) {
-      push(token("punct", c, line, col, atBol, hasSpace));
-      i++;
-      continue;
-    }
-    throw syntaxError(`unexpected character '${c}'`, { line, col: start });
+    tokens.push(t);
+    atBol = false;
+    hasSpace = false;
   }
   tokens.push(token("eof", "", line, i - lineStart + 1, true, false));
   return tokens;
+}
+
+/** Whether the identifier src[i, j) is a literal's prefix: L, u or U before a quote, or u8
+ * before a double quote. */
+function isLiteralPrefix(src: string, i: number, j: number): boolean {
+  const q = src.charCodeAt(j);
+  if (q !== 34 && q !== 39) return false;
+  const c = src.charCodeAt(i);
+  if (j - i === 1) return c === 76 || c === 117 || c === 85;
+  return c === 117 && src.charCodeAt(i + 1) === 56 && q === 34;
+}
+
+/** The string literal at src[i] (a double quote): its bytes, and its code points when wide. */
+function stringLiteral(src: string, i: number, line: number, col: number, wide: boolean): Token {
+  const bytes: number[] = [];
+  const units: number[] = [];
+  const n = src.length;
+  let j = i + 1;
+  for (;;) {
+    const d = j < n ? src.charCodeAt(j) : 10;
+    if (d === 10) throw syntaxError("unterminated string literal", { line, col });
+    if (d === 34) break;
+    if (d === 92) {
+      const [v, next] = readEscape(src, j + 1, { line, col });
+      bytes.push(v);
+      if (wide) units.push(v);
+      j = next;
+    } else if (d < 128) {
+      bytes.push(d);
+      if (wide) units.push(d);
+      j++;
+    } else {
+      const ch = String.fromCodePoint(src.codePointAt(j)!);
+      pushChar(bytes, ch);
+      if (wide) units.push(src.codePointAt(j)!);
+      j += ch.length;
+    }
+  }
+  const t = token("str", src.slice(i, j + 1), line, col, false, false);
+  t.bytes = bytes;
+  if (wide) t.units = units;
+  return t;
+}
+
+/** The character literal at src[i] (a single quote): an int. */
+function charLiteral(src: string, i: number, line: number, col: number, wide: boolean): Token {
+  const n = src.length;
+  let j = i + 1;
+  let v: number;
+  if (src[j] === "\\") [v, j] = readEscape(src, j + 1, { line, col });
+  else if (j < n && src[j] !== "'" && src[j] !== "\n") {
+    const bytes: number[] = [];
+    const ch = String.fromCodePoint(src.codePointAt(j)!);
+    pushChar(bytes, ch);
+    v = wide ? src.codePointAt(j)! : bytes[0]!;
+    j += ch.length;
+  } else throw syntaxError("empty character literal", { line, col });
+  if (src[j] !== "'") throw syntaxError("unterminated character literal", { line, col });
+  // Plain char is signed, so '\xff' is -1 as in gcc on x86; L'x' is a wchar_t (int).
+  const signed = !wide && v > 127 ? v - 256 : v;
+  const t = token("num", src.slice(i, j + 1), line, col, false, false);
+  t.ival = BigInt(signed);
+  t.numType = "int";
+  return t;
 }

@@ -227,6 +227,17 @@ export class ByteWriter {
   s64(value: bigint): this {
     // Most constants fit in 32 bits, whose LEB128 is the same in both widths.
     if (value >= -0x80000000n && value <= 0x7fffffffn) return this.s32(Number(value));
+    // Up to 2^53 (a counted loop's trip cap, 2^40) in doubles: BigInt shifts allocate.
+    if (value >= -SAFE_LIMIT && value <= SAFE_LIMIT) {
+      let n = Number(value);
+      for (;;) {
+        const byte = n - Math.floor(n / 128) * 128;
+        n = Math.floor(n / 128);
+        if ((n === 0 && (byte & 0x40) === 0) || (n === -1 && (byte & 0x40) !== 0))
+          return this.byte(byte);
+        this.byte(byte | 0x80);
+      }
+    }
     let v = BigInt.asIntN(64, value);
     for (;;) {
       const byte = Number(v & 0x7fn);
@@ -244,9 +255,14 @@ export class ByteWriter {
     return this;
   }
   append(from: ByteWriter): this {
-    if (this.length + from.length > this.buf.length) this.grow(from.length);
-    this.buf.set(from.buf.subarray(0, from.length), this.length);
-    this.length += from.length;
+    const n = from.length;
+    if (this.length + n > this.buf.length) this.grow(n);
+    const buf = this.buf;
+    // Short pieces (a section's header, a body's locals) byte by byte: a subarray view per
+    // append was an allocation for every few bytes moved.
+    if (n < 128) for (let i = 0; i < n; i++) buf[this.length + i] = from.buf[i]!;
+    else buf.set(from.buf.subarray(0, n), this.length);
+    this.length += n;
     return this;
   }
   /** A length-prefixed UTF-8 name. */
@@ -265,13 +281,14 @@ export class ByteWriter {
     this.length += bytes.length;
     return this;
   }
-  /** A copy of the bytes written so far. */
-  toBytes(): Uint8Array {
-    return this.buf.slice(0, this.length);
+  /** The bytes written so far: a view, valid until the writer is written to again. */
+  view(): Uint8Array {
+    return this.buf.subarray(0, this.length);
   }
 }
 
 const scratch = new DataView(new ArrayBuffer(8));
+const SAFE_LIMIT = BigInt(Number.MAX_SAFE_INTEGER);
 const ASCII = /^[\x00-\x7f]*$/;
 
 /** Function bodies' writers, reused from block to block: a fresh typed array per function
@@ -521,6 +538,9 @@ export class TypeTable {
 keepShape(new TypeTable());
 
 export interface EncodedModule {
+  /** The module: a view of the encoder's buffer, valid until the next encodeModule call, so
+   * compile it (or copy it) first. V8 copies a module's bytes anyway, and a fresh copy per
+   * block was most of what encoding allocated. */
   bytes: Uint8Array;
   /** Module byte offset of each defined function's first instruction (for trap positions). */
   codeStarts: number[];
@@ -648,5 +668,5 @@ export function encodeModule(spec: ModuleSpec, types: TypeTable): EncodedModule 
     sec.u32(nameBytes + (nameBytes < 128 ? 1 : nameBytes < 16384 ? 2 : 3)).name(spec.name);
     endSection(out, 0);
   }
-  return { bytes: out.toBytes(), codeStarts: starts.map((st) => st + codeSecStart) };
+  return { bytes: out.view(), codeStarts: starts.map((st) => st + codeSecStart) };
 }

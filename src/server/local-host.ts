@@ -36,6 +36,9 @@ export interface HostOptions {
   queueLimit?: number;
   maxMessages: number;
   deadlineMs: number;
+  /** A stream writes to its socket at most once per this many milliseconds (`--stream-interval`);
+   * the decode worker sends what it has to the HTTP thread at a fraction of it. */
+  streamIntervalMs: number;
 }
 
 export interface LocalHostParts {
@@ -43,7 +46,7 @@ export interface LocalHostParts {
   /** Runs regions that cannot read the model off the decode thread. */
   regionRunner: VmWorkerRunner;
   /** See SchedulerOptions.onStep. */
-  onStep?: () => void;
+  onStep?: (idle: boolean) => void;
 }
 
 const ALL: ObserveOptions = { hidden: true, attention: true, kv: true, finalNorm: true };
@@ -64,6 +67,8 @@ export async function openLocalHost(options: HostOptions, parts: LocalHostParts)
     // own sequence's cells, not to every cell the other slots hold (measured in docs/server.md).
     glassBox: tap,
     kvUnified: tap,
+    // As llama-server: without the tap nothing reads attention probabilities.
+    flashAttention: !tap,
     threads: options.threads,
   });
   try {

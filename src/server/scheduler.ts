@@ -47,10 +47,10 @@ export interface SchedulerOptions {
   /** Requests that may wait for a slot; one more is answered 503 (default 4 × slots). */
   queueLimit?: number;
   metrics: DecodeMetrics;
-  /** Called at every step boundary (before a step takes new requests, and before the loop waits
-   * for work or for VM workers): the decode worker receives requests and sends the step's
-   * events there. */
-  onStep?: () => void;
+  /** Called at every step boundary (before a step takes new requests, and, with `idle` true,
+   * before the loop waits for work or for VM workers): the decode worker receives requests and
+   * sends the steps' events there. */
+  onStep?: (idle: boolean) => void;
   /** Activations the engine records for glass-box reads (default: none, the fastest). */
   observe?: ObserveOptions;
   /** Runs regions that do not read the model off the loop's thread (see DecodeLoopOptions). */
@@ -76,7 +76,7 @@ export class Scheduler {
   private closed = false;
   private readonly runner: Promise<void>;
   private readonly metrics: DecodeMetrics;
-  private readonly onStep: (() => void) | undefined;
+  private readonly onStep: ((idle: boolean) => void) | undefined;
   private readonly observe: ObserveOptions;
   private readonly regionRunner: VmWorkerRunner | undefined;
 
@@ -186,7 +186,7 @@ export class Scheduler {
 
   /** Requests joining at this step, each on the free slot sharing the most of its prompt. */
   private take(): GenerationRequest[] {
-    this.onStep?.();
+    this.onStep?.(false);
     const joining: GenerationRequest[] = [];
     for (let i = 0; i < this.queue.length && this.free.size > 0;) {
       const ticket = this.queue[i]!;
@@ -225,7 +225,7 @@ export class Scheduler {
   }
 
   private wait(): Promise<boolean> {
-    this.onStep?.();
+    this.onStep?.(true);
     if (this.closed) return Promise.resolve(false);
     // The loop also waits while its sequences wait for VM workers: a request it cannot take
     // yet (no free slot) must not wake it at once, or it would spin.

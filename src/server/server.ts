@@ -92,7 +92,7 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
     await options.beforeLoad?.();
     const hostOptions = hostOptionsOf(options, modelPath);
     host = await openHost(options, hostOptions, context);
-    context.attach(loadedModel(host, hostOptions, options));
+    context.attach(loadedModel(host, hostOptions));
   } catch (err) {
     await app.close();
     throw err;
@@ -125,6 +125,7 @@ function hostOptionsOf(options: ServeOptions, modelPath: string): HostOptions {
     queueLimit: options.queueLimit,
     maxMessages: options.maxMessages ?? 256,
     deadlineMs: options.deadlineMs ?? 120_000,
+    streamIntervalMs: options.streamIntervalMs ?? DEFAULT_STREAM_INTERVAL_MS,
   };
 }
 
@@ -139,11 +140,7 @@ function openHost(
   return openLocalHost(hostOptions, { metrics: context.metrics, regionRunner: context.vmWorkers });
 }
 
-function loadedModel(
-  host: DecodeHost,
-  hostOptions: HostOptions,
-  options: ServeOptions,
-): LoadedModel {
+function loadedModel(host: DecodeHost, hostOptions: HostOptions): LoadedModel {
   return {
     host,
     limits: {
@@ -152,7 +149,7 @@ function loadedModel(
       maxMessages: hostOptions.maxMessages,
       defaultProfile: hostOptions.profile,
       deadlineMs: hostOptions.deadlineMs,
-      streamIntervalMs: options.streamIntervalMs ?? DEFAULT_STREAM_INTERVAL_MS,
+      streamIntervalMs: hostOptions.streamIntervalMs,
     },
   };
 }

@@ -108,6 +108,7 @@ export const GGML_OP_ROPE = 48;
 export const GGML_BACKEND_DEVICE_TYPE_GPU = 1;
 export const GGML_BACKEND_DEVICE_TYPE_IGPU = 2;
 
+export const LLAMA_FLASH_ATTN_TYPE_AUTO = -1;
 export const LLAMA_FLASH_ATTN_TYPE_DISABLED = 0;
 
 /** A struct layout as the guard sees it: its size and where each field starts. */

@@ -20,7 +20,7 @@ import type {
   SteerOptions,
   Token,
 } from "../types.js";
-import { LLAMA_FLASH_ATTN_TYPE_DISABLED } from "./abi.js";
+import { LLAMA_FLASH_ATTN_TYPE_AUTO, LLAMA_FLASH_ATTN_TYPE_DISABLED } from "./abi.js";
 import {
   claimLlamaLog,
   loadLlamaLibrary,
@@ -59,6 +59,12 @@ export interface LlamaEngineOptions {
    * llama.cpp may then split and reorder a batch, so glass-box reads and steering are off.
    */
   kvUnified?: boolean;
+  /**
+   * Flash attention where llama.cpp supports it, as llama-server does by default (default false:
+   * it changes the arithmetic slightly). Only without the glass box: attention probabilities exist
+   * as a tensor only without flash attention. The server turns it on (docs/engine.md).
+   */
+  flashAttention?: boolean;
 }
 
 const GGUF_MAGIC = "GGUF";
@@ -268,8 +274,12 @@ export class LlamaEngine implements Engine {
     cp.n_outputs_max_per_seq = 0;
     cp.n_threads = threads;
     cp.n_threads_batch = threads;
-    // Attention probabilities exist as a tensor only without flash attention.
-    cp.flash_attn_type = LLAMA_FLASH_ATTN_TYPE_DISABLED;
+    // Attention probabilities exist as a tensor only without flash attention; asked for without
+    // the tap, llama.cpp decides (on the CPU: on), as llama-server does by default.
+    cp.flash_attn_type =
+      !this.tap && options.flashAttention === true
+        ? LLAMA_FLASH_ATTN_TYPE_AUTO
+        : LLAMA_FLASH_ATTN_TYPE_DISABLED;
     // A unified KV buffer keeps batch rows in order (no per-sequence split of the ubatch).
     cp.kv_unified = kvUnified;
     cp.cb_eval = this.tap ? this.tap.pointer : null;
