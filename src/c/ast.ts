@@ -541,7 +541,7 @@ export function numNode(v: bigint | number, ty: Type, at: Pos): NumNode {
   const n = blank("num", at);
   n.ty = ty;
   if (isFloat(ty)) n.fval = Number(v);
-  else n.ival = BigInt(v);
+  else n.ival = typeof v === "bigint" ? v : BigInt(v);
   return n as NumNode;
 }
 

@@ -1,15 +1,22 @@
 // Stage 5: turns typed functions into one WebAssembly module: which functions it holds and
 // imports, their table and exports, and which may recurse; each function's body comes from
 // function.ts, its metering from metering.ts, and the trap codes and globals from abi.ts.
-import { compiledType, meteredSig, userSig } from "./abi.js";
+import { compiledType, GLOBAL_DEPTH, GLOBAL_FUEL, GLOBAL_SP, meteredSig, userSig } from "./abi.js";
 import type { Func, Var } from "./ast.js";
 import { CompileError } from "./errors.js";
 import { FunctionGenerator, meteredWrapper, type ModuleContext } from "./function.js";
-import { BRIDGE_TABLE, bridgeLayout, hostSig } from "./host-bridge.js";
+import { BRIDGE_TABLE, bridgeLayout, hostSig, type BridgeLayout } from "./host-bridge.js";
 import { INLINE_FUNCTIONS } from "./library.js";
 import { LoopNest } from "./metering.js";
 import type { Type } from "./types.js";
-import { encodeModule, TypeTable, type FuncSig, type ImportedFunc } from "./wasm.js";
+import {
+  encodeModule,
+  TypeTable,
+  type FuncSig,
+  type GlobalDef,
+  type ImportedFunc,
+  type ModuleSpec,
+} from "./wasm.js";
 
 export {
   ENTRY_VALUE_ADDR,
@@ -62,6 +69,27 @@ export interface CompiledModule {
   exports: Map<string, Type>;
   /** A loop nest is predicted to run long (see LoopNest): worth optimizing up front. */
   longRunning: boolean;
+}
+
+/** The module's globals, at GLOBAL_SP, GLOBAL_FUEL and GLOBAL_DEPTH: exported, so that the
+ * host sets the stack pointer, fuel and depth before a run and reads the fuel back. (The
+ * module's function table is not exported: the host never reads it.) */
+const MODULE_GLOBALS: GlobalDef[] = (() => {
+  const globals: GlobalDef[] = [];
+  globals[GLOBAL_SP] = { type: "i32", mutable: true, init: 0, exportName: "sp" };
+  globals[GLOBAL_FUEL] = { type: "i32", mutable: true, init: 0, exportName: "fuel" };
+  globals[GLOBAL_DEPTH] = { type: "i32", mutable: true, init: 0, exportName: "depth" };
+  return globals;
+})();
+
+const NO_IMPORTS: ImportedFunc[] = [];
+
+/** The bridge table's import, made once per bridge layout rather than per block. */
+const tableImports = new WeakMap<BridgeLayout, NonNullable<ModuleSpec["importedTable"]>>();
+function bridgeTableImport(bridge: BridgeLayout): NonNullable<ModuleSpec["importedTable"]> {
+  let spec = tableImports.get(bridge);
+  if (!spec) tableImports.set(bridge, (spec = { ...BRIDGE_TABLE, size: bridge.entries.length }));
+  return spec;
 }
 
 /** Compiles the functions reachable from `roots` into a module. */
@@ -156,10 +184,13 @@ export function generateModule(opts: CodegenOptions): CompiledModule {
   const longRunning = ctx.recursive.size > 0 || ctx.loops.runsLong;
   const encoded = encodeModule(
     {
-      imports: imports.map(
-        (i) => ({ module: i.kind, name: i.name, sig: i.sig }) satisfies ImportedFunc,
-      ),
-      importedTable: { ...BRIDGE_TABLE, size: bridge.entries.length },
+      imports:
+        imports.length === 0
+          ? NO_IMPORTS
+          : imports.map(
+              (i) => ({ module: i.kind, name: i.name, sig: i.sig }) satisfies ImportedFunc,
+            ),
+      importedTable: bridgeTableImport(bridge),
       memory: {
         module: "env",
         name: "memory",
@@ -167,13 +198,8 @@ export function generateModule(opts: CodegenOptions): CompiledModule {
         maxPages: opts.memoryPages.max,
       },
       functions,
-      globals: [
-        { type: "i32", mutable: true, init: 0, exportName: "sp" },
-        { type: "i32", mutable: true, init: 0, exportName: "fuel" },
-        { type: "i32", mutable: true, init: 0, exportName: "depth" },
-      ],
+      globals: MODULE_GLOBALS,
       table,
-      exportTable: "table",
       lazyHints: opts.lazyHints === true && !longRunning,
     },
     types,

@@ -128,18 +128,18 @@ export interface DeclSpec {
   isExtern: boolean;
 }
 
-const ASSIGN_OPS: Record<string, BinOp> = {
-  "+=": "+",
-  "-=": "-",
-  "*=": "*",
-  "/=": "/",
-  "%=": "%",
-  "<<=": "<<",
-  ">>=": ">>",
-  "&=": "&",
-  "|=": "|",
-  "^=": "^",
-};
+const ASSIGN_OPS: ReadonlyMap<string, BinOp> = new Map<string, BinOp>([
+  ["+=", "+"],
+  ["-=", "-"],
+  ["*=", "*"],
+  ["/=", "/"],
+  ["%=", "%"],
+  ["<<=", "<<"],
+  [">>=", ">>"],
+  ["&=", "&"],
+  ["|=", "|"],
+  ["^=", "^"],
+]);
 
 const BUILTIN_TYPEDEFS: [string, Type][] = [
   ["size_t", T.ulong],
@@ -348,6 +348,13 @@ export class Parser {
   }
   isTypedefName(t: Token): boolean {
     if (t.kind !== "ident") return false;
+    // Asked at the start of nearly every statement: a name that no file-scope typedef has
+    // needs no look through the file scope's variables and enumerators.
+    for (let i = this.scopes.length - 1; i >= 0; i--) {
+      const s = this.scopes[i]!.getVar(t.text);
+      if (s) return "typedef" in s;
+    }
+    if (this.g.typedefs.get(t.text) === undefined) return false;
     const s = this.lookup(t.text);
     return !!s && "typedef" in s;
   }
@@ -999,7 +1006,7 @@ export class Parser {
    * (char, or int for wchar_t strings, stored little-endian). */
   /** Static storage for a string literal's bytes. */
   private literalAddress(bytes: number[], align: number): number {
-    const data = Uint8Array.from(bytes);
+    const data = new Uint8Array(bytes);
     if (this.host.literal) return this.host.literal(data, align);
     const addr = this.host.alloc(data.length, align);
     this.host.write(addr, data);
@@ -1332,7 +1339,7 @@ export class Parser {
       const r = this.assign();
       return assignNode(t, l, this.assignConvert(r, l.ty, r), l.ty);
     }
-    const op = ASSIGN_OPS[t.text];
+    const op = t.text.length > 1 ? ASSIGN_OPS.get(t.text) : undefined;
     if (!op) return l;
     this.pos++;
     this.checkLvalue(l, t);
@@ -1834,19 +1841,6 @@ export class Parser {
       this.expect(")");
       return e;
     }
-    if (t.kind === "ident" && t.text === "_Generic") return this.generic(t);
-    if (
-      t.kind === "ident" &&
-      (t.text === "__func__" || t.text === "__FUNCTION__") &&
-      !this.lookup(t.text)
-    ) {
-      // The enclosing function's name, as a string literal (top-level statements: "main").
-      const name = !this.fn || this.fn === this.entry.func ? "main" : this.fn.name;
-      const bytes = [...Buffer.from(name, "utf8"), 0];
-      this.pos++;
-      const addr = this.literalAddress(bytes, 1);
-      return strNode(t, bytes, addr, arrayOf(T.char, bytes.length));
-    }
     if (t.kind === "num") {
       this.pos++;
       const ty = LITERAL_TYPES[t.numType!];
@@ -1857,16 +1851,26 @@ export class Parser {
       const addr = this.literalAddress(bytes, elem.size);
       return strNode(t, bytes, addr, arrayOf(elem, bytes.length / elem.size));
     }
-    if (t.kind === "ident" && STDARG_MACROS.has(t.text) && !this.lookup(t.text))
-      return this.stdarg(t);
     if (t.kind === "ident") {
-      this.pos++;
+      if (t.text === "_Generic") return this.generic(t);
       const s = this.lookup(t.text);
       if (s) {
+        this.pos++;
         if ("enumConst" in s) return this.num(s.enumConst, T.int, t);
         if ("typedef" in s) throw syntaxError(`unexpected type name '${t.text}'`, t);
         return varNode(t, s, s.ty);
       }
+      // Names that mean something when nothing declares them.
+      if (t.text === "__func__" || t.text === "__FUNCTION__") {
+        // The enclosing function's name, as a string literal (top-level statements: "main").
+        const name = !this.fn || this.fn === this.entry.func ? "main" : this.fn.name;
+        const bytes = [...Buffer.from(name, "utf8"), 0];
+        this.pos++;
+        const addr = this.literalAddress(bytes, 1);
+        return strNode(t, bytes, addr, arrayOf(T.char, bytes.length));
+      }
+      if (STDARG_MACROS.has(t.text)) return this.stdarg(t);
+      this.pos++;
       const f = this.g.funcs.get(t.text);
       if (f) {
         this.noteRef(t.text, t);

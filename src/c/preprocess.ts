@@ -235,7 +235,8 @@ class Preprocessor {
           case "":
             continue;
           case "include": {
-            const header = rest.map((x) => x.text).join("");
+            let header = "";
+            for (const x of rest) header += x.text;
             const included = includedName(header);
             if (included === undefined)
               throw syntaxError('#include expects <header> or "header"', t);

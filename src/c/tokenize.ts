@@ -165,10 +165,10 @@ const isIdentStart = (c: number): boolean =>
   (c >= 97 && c <= 122) || (c >= 65 && c <= 90) || c === 95 || c === 36;
 const isIdentChar = (c: number): boolean => isIdentStart(c) || isDigit(c);
 
-/** The punctuator at src[i], whose code is `c` (the longest that matches), or undefined. The
+/** The punctuator at units[i], whose code is `c` (the longest that matches), or undefined. The
  * spellings are constants, so a punctuator token allocates no string. */
-function punctuator(src: string, i: number, c: number): string | undefined {
-  const d = src.charCodeAt(i + 1);
+function punctuator(units: Uint16Array, i: number, c: number): string | undefined {
+  const d = units[i + 1]!;
   switch (c) {
     case 40:
       return "(";
@@ -213,13 +213,13 @@ function punctuator(src: string, i: number, c: number): string | undefined {
     case 33: // !
       return d === 61 ? "!=" : "!";
     case 60: // <
-      if (d === 60) return src.charCodeAt(i + 2) === 61 ? "<<=" : "<<";
+      if (d === 60) return units[i + 2] === 61 ? "<<=" : "<<";
       return d === 61 ? "<=" : "<";
     case 62: // >
-      if (d === 62) return src.charCodeAt(i + 2) === 61 ? ">>=" : ">>";
+      if (d === 62) return units[i + 2] === 61 ? ">>=" : ">>";
       return d === 61 ? ">=" : ">";
     case 46: // .
-      return d === 46 && src.charCodeAt(i + 2) === 46 ? "..." : ".";
+      return d === 46 && units[i + 2] === 46 ? "..." : ".";
     case 35: // # (a lone # is a "hash" token)
       return d === 35 ? "##" : undefined;
   }
@@ -240,28 +240,41 @@ const spellings: (string | undefined)[] = new Array<string | undefined>(SPELLING
 const keywordSlot = new Uint8Array(SPELLING_SLOTS);
 let spellingCount = 0;
 
+const FNV_OFFSET = 2166136261;
+const FNV_PRIME = 16777619;
+
+/** One character's step of the spellings' hash (FNV-1a). */
+const hashStep = (h: number, c: number): number => Math.imul(h ^ c, FNV_PRIME);
+
 function spellingHash(src: string, start: number, end: number): number {
-  let h = 2166136261;
-  for (let k = start; k < end; k++) h = Math.imul(h ^ src.charCodeAt(k), 16777619);
-  return h & (SPELLING_SLOTS - 1);
+  let h = FNV_OFFSET;
+  for (let k = start; k < end; k++) h = hashStep(h, src.charCodeAt(k));
+  return h;
 }
 
-/** The slot holding the spelling src[start, end), entered if new. */
-function spellingSlot(src: string, start: number, end: number): number {
+/** The slot holding the spelling src[start, end) (whose code units are `units`, with the same
+ * indexes), whose hash is `hash`, entered if new. */
+function spellingSlot(
+  src: string,
+  units: Uint16Array,
+  start: number,
+  end: number,
+  hash: number,
+): number {
   const length = end - start;
-  for (let slot = spellingHash(src, start, end); ; slot = (slot + 1) & (SPELLING_SLOTS - 1)) {
+  for (let slot = hash & (SPELLING_SLOTS - 1); ; slot = (slot + 1) & (SPELLING_SLOTS - 1)) {
     const known = spellings[slot];
     if (known === undefined) {
       if (spellingCount >= MAX_SPELLINGS) {
         resetSpellings();
-        return spellingSlot(src, start, end);
+        return spellingSlot(src, units, start, end, hash);
       }
       spellings[slot] = canonical(src.slice(start, end));
       keywordSlot[slot] = 0;
       spellingCount++;
       return slot;
     }
-    if (known.length === length && sameText(known, src, start)) return slot;
+    if (known.length === length && sameText(known, units, start)) return slot;
   }
 }
 
@@ -272,16 +285,24 @@ function canonical(s: string): string {
   return Object.keys({ [s]: 0 })[0]!;
 }
 
-function sameText(known: string, src: string, start: number): boolean {
-  for (let k = 0; k < known.length; k++)
-    if (known.charCodeAt(k) !== src.charCodeAt(start + k)) return false;
+function sameText(known: string, units: Uint16Array, start: number): boolean {
+  for (let k = 0; k < known.length; k++) if (known.charCodeAt(k) !== units[start + k]) return false;
   return true;
 }
 
 function resetSpellings(): void {
   spellings.fill(undefined);
   spellingCount = 0;
-  for (const kw of KEYWORDS) keywordSlot[spellingSlot(kw, 0, kw.length)] = 1;
+  for (const kw of KEYWORDS)
+    keywordSlot[
+      spellingSlot(
+        kw,
+        Uint16Array.from(kw, (c) => c.charCodeAt(0)),
+        0,
+        kw.length,
+        spellingHash(kw, 0, kw.length),
+      )
+    ] = 1;
 }
 resetSpellings();
 
@@ -326,8 +347,29 @@ function smallDecimal(text: string): number {
   return v;
 }
 
+/** Sources up to this many characters are read through one buffer that every call reuses. */
+const REUSED_UNITS = 1 << 16;
+let reusedUnits = new Uint16Array(4096);
+
+/** The source's UTF-16 code units (indexes as the string's), with a 0 after the last, in a
+ * buffer reused by every call (tokenize is not reentrant). Reading one is a load and a bounds
+ * check, where charCodeAt also walks the string's representation: most sources are
+ * concatenations (a model's pieces, a block with its loop bound replaced). */
+function codeUnits(src: string): Uint16Array {
+  const need = src.length + 1;
+  let units = reusedUnits;
+  if (need > units.length) {
+    units = new Uint16Array(need);
+    if (need <= REUSED_UNITS) reusedUnits = units;
+  }
+  Buffer.from(units.buffer, units.byteOffset, units.byteLength).write(src, 0, "utf16le");
+  units[src.length] = 0;
+  return units;
+}
+
 /** Tokenizes the whole source; a final eof token marks the end. */
 export function tokenize(src: string): Token[] {
+  const code16 = codeUnits(src);
   const tokens: Token[] = [];
   let i = 0;
   let line = 1;
@@ -339,7 +381,7 @@ export function tokenize(src: string): Token[] {
    * starts (0: no prefix). */
   let wideCol = 0;
   while (i < n) {
-    const code = src.charCodeAt(i);
+    const code = code16[i];
     if (code === 10) {
       i++;
       line++;
@@ -351,27 +393,27 @@ export function tokenize(src: string): Token[] {
     if (code === 32 || code === 9 || code === 13 || code === 12 || code === 11) {
       // A run of blanks (indentation) in one go.
       i++;
-      for (let d = src.charCodeAt(i); d === 32 || d === 9; d = src.charCodeAt(++i));
+      for (let d = code16[i]; d === 32 || d === 9; d = code16[++i]);
       hasSpace = true;
       continue;
     }
-    if (code === 92 && src.charCodeAt(i + 1) === 10) {
+    if (code === 92 && code16[i + 1] === 10) {
       i += 2;
       line++;
       lineStart = i;
       continue;
     }
-    if (code === 47 && src.charCodeAt(i + 1) === 47) {
-      while (i < n && src.charCodeAt(i) !== 10) i++;
+    if (code === 47 && code16[i + 1] === 47) {
+      while (i < n && code16[i] !== 10) i++;
       hasSpace = true;
       continue;
     }
-    if (code === 47 && src.charCodeAt(i + 1) === 42) {
+    if (code === 47 && code16[i + 1] === 42) {
       const start = { line, col: i - lineStart + 1 };
       const end = src.indexOf("*/", i + 2);
       if (end < 0) throw syntaxError("unterminated comment", start);
       for (let j = i; j < end; j++)
-        if (src.charCodeAt(j) === 10) {
+        if (code16[j] === 10) {
           line++;
           lineStart = j + 1;
         }
@@ -382,15 +424,17 @@ export function tokenize(src: string): Token[] {
     const col = i - lineStart + 1;
     let t: Token;
     if (isIdentStart(code)) {
+      // The name's hash is taken as it is scanned (the 0 after the last unit ends a name).
+      let hash = hashStep(FNV_OFFSET, code);
       let j = i + 1;
-      while (j < n && isIdentChar(src.charCodeAt(j))) j++;
+      for (let d = code16[j]; isIdentChar(d); d = code16[++j]) hash = hashStep(hash, d);
       if (j - i <= 2 && isLiteralPrefix(src, i, j)) {
         // L"…", u'…', u8"…": the literal starts at the prefix; u8 strings are plain ones.
         if (j - i === 1) wideCol = col;
         i = j;
         continue;
       }
-      const slot = spellingSlot(src, i, j);
+      const slot = spellingSlot(src, code16, i, j, hash);
       t = token(
         keywordSlot[slot] ? "keyword" : "ident",
         spellings[slot]!,
@@ -400,10 +444,10 @@ export function tokenize(src: string): Token[] {
         hasSpace,
       );
       i = j;
-    } else if (isDigit(code) || (code === 46 && isDigit(src.charCodeAt(i + 1)))) {
+    } else if (isDigit(code) || (code === 46 && isDigit(code16[i + 1]))) {
       let j = i;
       while (j < n) {
-        const d = src.charCodeAt(j);
+        const d = code16[j];
         if (isIdentChar(d) || d === 46) j++;
         else if ((d === 43 || d === 45) && exponentBefore(src, i, j)) j++;
         else break;
@@ -433,7 +477,7 @@ export function tokenize(src: string): Token[] {
       t.hasSpace = hasSpace;
       i += t.text.length;
     } else {
-      const p = punctuator(src, i, code);
+      const p = punctuator(code16, i, code);
       if (p !== undefined) t = token("punct", p, line, col, atBol, hasSpace);
       else if (code === 35) t = token("hash", "#", line, col, atBol, hasSpace);
       else throw syntaxError(`unexpected character '${src[i]}'`, { line, col: wideCol || col });

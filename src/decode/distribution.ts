@@ -39,6 +39,40 @@ const SMALL_VOCABULARY = 4 * SAMPLE;
 /** The sample's estimated mass at or above each of its logits (see nucleusCut). */
 const estimated = new Float64Array(SAMPLE + 2);
 const sample = new Float32Array(SAMPLE);
+/** The sample's float32 bits, as integers that sort in the floats' order. */
+const sampleBits = new Int32Array(sample.buffer);
+const sampleKeys = new Int32Array(SAMPLE);
+
+/** sample[0..n) (no NaN) in descending order, in place: sorted as integer keys, which a typed
+ * array sorts ~3× faster than floats (10 against 28 µs for 1,024 here). A negative float's
+ * bits, as a signed integer, grow with its magnitude: flipping all but the sign bit orders
+ * them (an involution, so it also maps the keys back). */
+function sortDescending(n: number): Float32Array {
+  for (let i = 0; i < n; i++) {
+    const b = sampleBits[i]!;
+    sampleKeys[i] = b < 0 ? b ^ 0x7fffffff : b;
+  }
+  const keys = sampleKeys.subarray(0, n).sort();
+  for (let i = 0; i < n; i++) {
+    const k = keys[n - 1 - i]!;
+    sampleBits[i] = k < 0 ? k ^ 0x7fffffff : k;
+  }
+  return sample.subarray(0, n);
+}
+
+/** 2^x for x ≤ 0 by whole binades. */
+const BINADES = Float64Array.from({ length: 1076 }, (_, i) => 2 ** -i);
+
+/** e^d for d ≤ 0 within 0.02%: enough for the sample's estimated masses, which only choose
+ * where the exact passes probe (~5 ns against Math.exp's ~25). */
+function roughExp(d: number): number {
+  const y = -d * Math.LOG2E;
+  if (!(y > 0)) return Math.exp(d);
+  if (!(y < 1075)) return 0;
+  const k = Math.ceil(y);
+  const f = k - y; // 2^−y = 2^−k · 2^f, f in [0, 1)
+  return BINADES[k]! * (1 + f * (0.6951 + f * (0.2262 + f * 0.0787)));
+}
 
 /** A copy of the block maxima for selection, reused between calls. */
 let maxima = new Float32Array(0);
@@ -143,7 +177,7 @@ export function nucleusCut(
     const v = logits[i]!;
     if (v > -Infinity) sample[taken++] = v; // NaN and masked tokens carry no weight
   }
-  const sorted = sample.subarray(0, taken).sort().reverse();
+  const sorted = sortDescending(taken);
   // Boundary r (0..taken + 1): +Infinity, the sampled logits in descending order, −Infinity;
   // massAt(r) is the exact mass at or above it: 0 at r = 0, z at r = taken + 1.
   const boundary = (r: number) => (r <= 0 ? Infinity : r > taken ? -Infinity : sorted[r - 1]!);
@@ -158,7 +192,7 @@ export function nucleusCut(
   // rare in a sample). The search interpolates in that coordinate between two exact masses.
   estimated[1] = topMass;
   for (let r = 1; r < taken; r++)
-    estimated[r + 1] = estimated[r]! + Math.exp((sorted[r]! - max) * scale) * stride;
+    estimated[r + 1] = estimated[r]! + roughExp((sorted[r]! - max) * scale) * stride;
   estimated[taken + 1] = estimated[taken]!;
   // Narrow hi < lo, with massAt(hi) < target ≤ massAt(lo), by exact mass passes; after two
   // probes that moved the same end, one bisection, so that a bad guess costs little.

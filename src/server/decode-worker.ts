@@ -2,14 +2,15 @@
 // loop and the scheduler (a LocalHost), so that the HTTP thread's work (Fastify, chunks, SSE,
 // socket writes) no longer shares a core's time with llama_decode. Requests and cancels come in
 // as messages; at every step boundary the worker takes the ones waiting (without returning to
-// its event loop), and it sends the events of the steps since its last message in one message:
-// at once when one is urgent, otherwise once a fifth of the stream interval has passed.
+// its event loop), and it sends the acceptances and events of the steps since its last message
+// in one message: at once when one is urgent, otherwise once a fifth of the stream interval has
+// passed.
 import { receiveMessageOnPort, workerData, type MessagePort } from "node:worker_threads";
 import { serverVmWorkers } from "./context.js";
 import { toWire, type JobEnd, type JobSink, type StartedRequest } from "./decode-host.js";
 import { openLocalHost, type LocalHost } from "./local-host.js";
 import { MetricRelay } from "./metric-relay.js";
-import type { FromWorker, StepEntry, ToWorker } from "./worker-protocol.js";
+import type { FromWorker, StartReply, StepEntry, ToWorker } from "./worker-protocol.js";
 
 const { options, port } = workerData as {
   options: import("./local-host.js").HostOptions;
@@ -21,6 +22,9 @@ const regionRunner = serverVmWorkers();
 const started = new Map<number, { request: StartedRequest; open: number }>();
 let host: LocalHost | undefined;
 let out: StepEntry[] = [];
+/** Accepted start messages: their replies travel with the next step message, before its events
+ * (usually the request's first token's: one wake-up of the HTTP thread, not two). */
+let accepted: StartReply[] = [];
 let shown = { busy: -1, waiting: -1 };
 /**
  * How long events may wait in `out` for the steps after them. A message costs this thread a
@@ -29,30 +33,37 @@ let shown = { busy: -1, waiting: -1 };
  * stream interval anyway, so a fifth of it delays no write by more than that fifth.
  */
 const gatherMs = options.streamIntervalMs / 5;
-let lastSent = -Infinity;
+/** When the oldest event in `out` was made. */
+let firstWaiting = 0;
 /** Something in `out` the HTTP side should see at once: a choice's first event (time to first
- * token) or its end (its slot is free, its usage known). */
+ * token) or its end (its slot is free, its usage known, or a queued request refused). */
 let urgent = false;
 
 const send = (msg: FromWorker) => port.postMessage(msg);
 
 /**
- * Sends the events, metric changes and slot counts gathered since the last message, as one
- * message: when `now` (the loop is about to wait, or between steps), when something is urgent
- * or the slot counts changed, or once the events have waited `gatherMs`.
+ * Sends the start replies, events, metric changes and slot counts gathered since the last
+ * message, as one message: when `now` (the loop is about to wait), when something is urgent, or
+ * once the oldest event has waited `gatherMs`. Replies, metrics and counts alone wait for one of
+ * those: only events need them first.
  */
 function flush(now: boolean): void {
   if (!host) return;
+  if (!now && !urgent && (out.length === 0 || performance.now() - firstWaiting < gatherMs)) return;
   const { busy, waiting } = host;
   const counts = busy !== shown.busy || waiting !== shown.waiting;
-  if (!now && !urgent && !counts && performance.now() - lastSent < gatherMs) return;
   const metrics = relay.take();
-  if (out.length === 0 && !metrics && !counts) return;
-  send({ t: "step", busy, waiting, metrics, out });
+  if (accepted.length === 0 && out.length === 0 && !metrics && !counts) return;
+  send({ t: "step", busy, waiting, metrics, accepted, out });
+  accepted = [];
   out = [];
   shown = { busy, waiting };
   urgent = false;
-  lastSent = performance.now();
+}
+
+function queue(entry: StepEntry): void {
+  if (out.length === 0) firstWaiting = performance.now();
+  out.push(entry);
 }
 
 function sinkFor(id: number): JobSink {
@@ -68,11 +79,11 @@ function sinkFor(id: number): JobSink {
         urgent = true;
         if (ev.type === "token") begun.add(choice);
       }
-      out.push([id, choice, ev]);
+      queue([id, choice, ev]);
     },
     end: (choice, outcome: JobEnd) => {
       urgent = true;
-      out.push([id, choice, null, "error" in outcome ? { error: toWire(outcome.error) } : outcome]);
+      queue([id, choice, null, "error" in outcome ? { error: toWire(outcome.error) } : outcome]);
       const entry = started.get(id);
       if (entry && --entry.open === 0) started.delete(id);
     },
@@ -90,13 +101,20 @@ function reply(id: number, run: () => unknown): void {
 function handle(msg: ToWorker): void {
   const h = host!;
   switch (msg.t) {
-    case "start":
-      return reply(msg.id, () => {
-        const request = h.startNow(msg.request, sinkFor(msg.id));
-        started.set(msg.id, { request, open: request.n });
-        const { cancel: _, ...facts } = request;
-        return facts;
-      });
+    case "start": {
+      let request: StartedRequest;
+      try {
+        request = h.startNow(msg.request, sinkFor(msg.id));
+      } catch (err) {
+        // A refusal (400, 503 …) is answered at once: no step will carry it.
+        send({ t: "reply", id: msg.id, ok: false, error: toWire(err) });
+        return;
+      }
+      started.set(msg.id, { request, open: request.n });
+      const { cancel: _, ...facts } = request;
+      accepted.push([msg.id, facts]);
+      return;
+    }
     case "cancel":
       started.get(msg.id)?.request.cancel(msg.reason, msg.choice);
       return;
@@ -122,18 +140,23 @@ function handle(msg: ToWorker): void {
 /** Takes the messages waiting, then sends what the steps produced when it is time to (always
  * before the loop waits). */
 function atStep(idle: boolean): void {
-  if (host)
-    for (let m = receiveMessageOnPort(port); m; m = receiveMessageOnPort(port))
-      handle(m.message as ToWorker);
-  flush(idle);
+  if (!host) return;
+  const before = accepted.length;
+  for (let m = receiveMessageOnPort(port); m; m = receiveMessageOnPort(port))
+    handle(m.message as ToWorker);
+  // A request accepted just now with a slot free joins at once (the loop does not wait): its
+  // reply leaves with its first token.
+  const joins = accepted.length > before && host.busy < host.model.slots;
+  flush(idle && !joins);
 }
 
 try {
   host = await openLocalHost(options, { metrics: relay.metrics, regionRunner, onStep: atStep });
   port.on("message", (msg: ToWorker) => {
     handle(msg);
-    // A request handled between steps (the loop idle, or letting I/O in) is answered now.
-    flush(true);
+    // Handled between steps (the loop idle, or letting I/O in): an accepted request wakes the
+    // loop, whose next step boundary sends its reply; anything urgent leaves now.
+    flush(false);
   });
   send({ t: "ready", model: host.model });
 } catch (err) {

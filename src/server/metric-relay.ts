@@ -1,6 +1,6 @@
 // Metrics recorded on the decode worker and applied on the HTTP thread, whose prom-client
 // registry /metrics reads. The worker records into a relay shaped like the metrics; each decode
-// step's message carries what changed, summed (a counter bumped per token travels as one number).
+// step message carries what changed, summed (a counter bumped per token travels as one number).
 import { DECODE_METRIC_KINDS, type DecodeMetricName, type DecodeMetrics } from "./metrics.js";
 
 type Labels = Record<string, string>;
@@ -16,6 +16,9 @@ export class MetricRelay {
   readonly metrics: DecodeMetrics;
   private incs = new Map<string, [DecodeMetricName, number, Labels | undefined]>();
   private sets = new Map<DecodeMetricName, number>();
+  /** Each gauge's value as last relayed: setting it again to that is no change (the scheduler
+   * sets its gauges at every step). */
+  private relayed = new Map<DecodeMetricName, number>();
   private observed: Array<[DecodeMetricName, number]> = [];
 
   constructor() {
@@ -34,7 +37,12 @@ export class MetricRelay {
             else this.incs.set(key, [name, value, labels]);
           },
         };
-      else if (kind === "gauge") metrics[name] = { set: (v: number) => this.sets.set(name, v) };
+      else if (kind === "gauge")
+        metrics[name] = {
+          set: (v: number) => {
+            if (this.sets.has(name) || this.relayed.get(name) !== v) this.sets.set(name, v);
+          },
+        };
       else metrics[name] = { observe: (v: number) => this.observed.push([name, v]) };
     }
     this.metrics = metrics as DecodeMetrics;
@@ -45,6 +53,7 @@ export class MetricRelay {
     if (this.incs.size === 0 && this.sets.size === 0 && this.observed.length === 0)
       return undefined;
     const delta = { inc: [...this.incs.values()], set: [...this.sets], observe: this.observed };
+    for (const [name, value] of this.sets) this.relayed.set(name, value);
     this.incs = new Map();
     this.sets = new Map();
     this.observed = [];

@@ -139,18 +139,16 @@ export class WorkerHost implements DecodeHost {
       case "reply": {
         const call = this.calls.get(msg.id);
         this.calls.delete(msg.id);
-        const entry = this.requests.get(msg.id);
-        if (msg.ok) {
-          // The worker sends a started request's events only after this reply.
-          if (entry) this.begin(msg.id, entry, msg.value as StartedFacts);
-          call?.resolve(msg.value);
-        } else call?.reject(fromWire(msg.error));
+        if (msg.ok) call?.resolve(msg.value);
+        else call?.reject(fromWire(msg.error));
         return;
       }
       case "step":
         this.busy = msg.busy;
         this.waiting = msg.waiting;
         if (msg.metrics) applyMetricDelta(this.metrics, msg.metrics);
+        // A started request's events come after its reply (in this message or a later one).
+        for (const [id, facts] of msg.accepted) this.accepted(id, facts);
         for (const entry of msg.out) this.deliver(entry);
         return;
       case "closed":
@@ -159,6 +157,15 @@ export class WorkerHost implements DecodeHost {
         this.port.close();
         return;
     }
+  }
+
+  /** The worker queued the request: its events may follow. */
+  private accepted(id: number, facts: StartedFacts): void {
+    const call = this.calls.get(id);
+    this.calls.delete(id);
+    const entry = this.requests.get(id);
+    if (entry) this.begin(id, entry, facts);
+    call?.resolve(facts);
   }
 
   private begin(id: number, entry: RequestEntry, facts: StartedFacts): void {

@@ -1,6 +1,6 @@
 // The messages between the HTTP thread (worker-host.ts) and the decode worker (decode-worker.ts).
 import type { DecodeEvent } from "../decode/events.js";
-import type { JobEnd, ModelFacts, RequestBody, WireError } from "./decode-host.js";
+import type { JobEnd, ModelFacts, RequestBody, StartedFacts, WireError } from "./decode-host.js";
 import type { MetricDelta } from "./metric-relay.js";
 import type { CancelReason } from "./scheduler.js";
 
@@ -13,6 +13,9 @@ export type ToWorker =
 
 /** A job's end as it travels: an error loses its class (decode-host.ts's fromWire restores it). */
 export type WireEnd = Exclude<JobEnd, { error: Error }> | { error: WireError };
+
+/** The reply to an accepted start message (request id, the plan's facts). */
+export type StartReply = [number, StartedFacts];
 
 /** One choice's event, or its end (request id, choice index, event | null, end). */
 export type StepEntry = [number, number, DecodeEvent] | [number, number, null, WireEnd];
@@ -27,6 +30,8 @@ export type FromWorker =
       busy: number;
       waiting: number;
       metrics: MetricDelta | undefined;
+      /** Replies to start messages, handled before `out` (which may hold their events). */
+      accepted: StartReply[];
       out: StepEntry[];
     }
   | { t: "closed" };

@@ -70,3 +70,32 @@ test("with a long interval, a region's injected result still leaves in a chunk o
     await server.close();
   }
 });
+
+test("a stream that ends at its first step still gets its chunk, finish_reason and usage", async () => {
+  // The decode worker sends a request's acceptance with its first step's events: here the
+  // request's end too (the first token is cut by the stop string), before the stream is open.
+  const server = await serve({ model: storiesModelPath, slots: 1 });
+  try {
+    const body = { model: "stories260K", prompt: "Once upon a time", stop: [","], temperature: 0 };
+    const whole = await client(server).completions.create({ ...body, stream: false });
+    assert.equal(whole.choices[0]?.finish_reason, "stop");
+    const stream = await client(server).completions.create({
+      ...body,
+      stream: true,
+      stream_options: { include_usage: true },
+    });
+    let text = "";
+    let finish: string | null | undefined;
+    let completionTokens = -1;
+    for await (const chunk of stream) {
+      text += chunk.choices[0]?.text ?? "";
+      finish ??= chunk.choices[0]?.finish_reason;
+      if (chunk.usage) completionTokens = chunk.usage.completion_tokens;
+    }
+    assert.equal(finish, "stop");
+    assert.equal(text, whole.choices[0]?.text);
+    assert.equal(completionTokens, whole.usage?.completion_tokens);
+  } finally {
+    await server.close();
+  }
+});

@@ -55,8 +55,15 @@ async function complete(
 
   /** Choices with text not yet in a chunk: their chunks are made when the stream writes. */
   const unbuilt = new Set<Choice>();
+  /** Choices that ended before the stream was open. */
+  const endedEarly = new Set<Choice>();
   const flush = (c: Choice, finished: boolean) => {
-    if (!stream) return;
+    if (!stream) {
+      // The decode worker sends a request's acceptance with its first step's events (and a
+      // request done at once with its end): they are made into chunks once the stream is open.
+      (finished ? endedEarly : unbuilt).add(c);
+      return;
+    }
     unbuilt.delete(c);
     const delta = c.takeDelta();
     if (
@@ -110,7 +117,8 @@ async function complete(
         failed.add(i);
         started!.cancel("error", i);
       }
-      if (ev.type === "done" || !stream) return;
+      if (ev.type === "done") return;
+      if (!stream) return flush(c, false);
       // Ruffian's events go out at once; plain text waits for the stream's next write
       // and goes out as one chunk with the text sampled after it.
       if (c.hasPendingEvents || ev.type === "injection") flush(c, false);
@@ -144,10 +152,12 @@ async function complete(
     clientGone = true;
     started.cancel("disconnect");
   }
-  if (started.stream)
+  if (started.stream) {
     stream = openEventStream(reply, ctx.limits.streamIntervalMs, () => {
       for (const c of unbuilt) flush(c, false);
     });
+    for (const c of choices) if (endedEarly.has(c) || unbuilt.has(c)) flush(c, endedEarly.has(c));
+  }
   await finished;
   const hookFailure = choices.find((c) => c.failure !== undefined)?.failure;
   const error =
