@@ -60,9 +60,9 @@ let youngHeld = false;
  * that count and any process that keeps running blocks reaches the maximum within a few
  * thousand: one session alone went from 16 to 32 MB between its blocks 1,000 and 10,000, its
  * resident young memory from 14.5 to 31.3 MB, most of its +24 MB of RSS over 100,000 blocks.
- * Scavenges then run more often on the smaller space, each as cheap (what survives is the same);
- * compile and run times did not change measurably (docs/benchmarks.md, VM memory). Where flags
- * cannot be set, V8's default growth holds.
+ * Scavenges then come more often, on a smaller space; compile and run times did not change
+ * beyond the noise of a loaded machine (docs/benchmarks.md, VM memory). Where flags cannot be
+ * set, V8's default growth holds.
  */
 function holdYoungGeneration(): void {
   youngHeld = true;

@@ -64,8 +64,12 @@ test("run time measures execution: more work takes longer, within the call's own
     assert.ok(r.stats.compileMs + r.stats.runMs <= wall, source);
     return r.stats;
   };
-  const light = timed("return 1;");
-  const heavy = timed("int s = 0; for (int i = 0; i < 3000000; i++) s ^= i * 7; return s;");
+  // The fastest of a few runs each: one run of either can take a collector's pause or a
+  // first-call compile on a loaded machine (light read 4.3 ms against heavy's 2.1 once).
+  const fastest = (source: string) =>
+    [1, 2, 3].map(() => timed(source)).reduce((a, b) => (b.runMs < a.runMs ? b : a));
+  const light = fastest("return 1;");
+  const heavy = fastest("int s = 0; for (int i = 0; i < 3000000; i++) s ^= i * 7; return s;");
   assert.ok(heavy.runMs > light.runMs, `${heavy.runMs} ms vs ${light.runMs} ms`);
   assert.ok(heavy.instructions > 1000 * Math.max(1, light.instructions));
 });
