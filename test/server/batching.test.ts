@@ -191,7 +191,10 @@ test("a request that fills its slot ends alone; the request beside it runs to it
 test("a request that keeps rewinding leaves the greedy text of the request beside it unchanged", async () => {
   const completion = (body: object) =>
     post(stories, "/v1/completions", { model: "stories260K", temperature: 0, ...body });
-  const steady = { prompt: "Once upon a time", max_tokens: 40 };
+  // Long enough (~0.1 s) that the test's 5 ms polls see it running even when this thread, the
+  // HTTP side, is kept off a busy machine's cores for a while: at 40 tokens it could finish
+  // between two polls and the wait below never ended.
+  const steady = { prompt: "Once upon a time", max_tokens: 400 };
   const alone = await completion(steady);
   // Each rewind re-decodes the rewinding sequence alone, between the other's sampling and its
   // decode: the other's logits of that step must not come back at the next one.
