@@ -143,3 +143,25 @@ test(
     }
   },
 );
+
+test(
+  "lines pasted at once all run, in order, and a pasted partial line waits at the prompt",
+  { skip },
+  async () => {
+    const tm = start("-n", "8");
+    try {
+      await tm.waitFor(PROMPT_READY);
+      // One write to the terminal, as a paste is: three commands and the start of a fourth.
+      tm.type("/exec 6*7\r/exec 5*8\r/exec 9*9\r/exec 1+");
+      const screen = await tm.waitFor(/^VM\[81\]$/m);
+      const results = [...screen.matchAll(/^VM\[(\d+)\]$/gm)].map((m) => m[1]);
+      assert.deepEqual(results, ["42", "40", "81"]);
+      tm.type("1", "Enter");
+      await tm.waitFor(/^VM\[2\]$/m);
+      tm.type("", "C-d");
+      await tm.waitFor(/\[exited 0\]/);
+    } finally {
+      tm.kill();
+    }
+  },
+);

@@ -2,6 +2,8 @@
 // reading while the model writes (Ctrl-C stops the generation, any key skips a rewind
 // animation, a second Ctrl-C or Ctrl-D leaves). On a pipe: one message or command per line.
 import { createInterface } from "node:readline";
+import { PassThrough } from "node:stream";
+import { StringDecoder } from "node:string_decoder";
 import type { ChatSession } from "./session.js";
 import type { ChatView } from "./view.js";
 import { isSlashCommand, runSlash } from "./slash.js";
@@ -34,9 +36,15 @@ async function converse(
 export async function ttyLoop(session: ChatSession, view: ChatView, io: ReplIo): Promise<number> {
   const history: string[] = [];
   const prompt = view.tone.bold(view.tone.cyan("› "));
-  // Keys typed while the model writes are kept for the next prompt, as a shell keeps typeahead.
+  // Keys typed while the model writes or a command runs, and the lines of a paste after its
+  // first, are kept for the next prompts, as a shell keeps typeahead.
   let typeahead = "";
   const queued: string[] = [];
+  const keep = (typed: string) => {
+    const lines = (typeahead + typed).split(/\r\n|\r|\n/);
+    typeahead = lines.pop()!;
+    queued.push(...lines);
+  };
   for (;;) {
     let line: string | null;
     if (queued.length > 0) {
@@ -44,8 +52,10 @@ export async function ttyLoop(session: ChatSession, view: ChatView, io: ReplIo):
       io.output.write(prompt + line + "\n");
       history.unshift(line);
     } else {
-      line = await ask(io, prompt, history, typeahead);
+      const asked = await ask(io, prompt, history, typeahead);
       typeahead = "";
+      line = asked.line;
+      keep(asked.rest);
     }
     if (line === null) break;
     const text = line.trim();
@@ -77,24 +87,46 @@ export async function ttyLoop(session: ChatSession, view: ChatView, io: ReplIo):
       io.input.pause();
     }
     if (leave) break;
-    const typed = typeahead.split(/\r\n|\r|\n/);
-    typeahead = typed.pop()!;
-    queued.push(...typed);
+    keep("");
   }
   io.output.write("\n");
   return 0;
 }
 
-/** Reads one line with editing and history; null on Ctrl-D, or Ctrl-C on an empty line. */
-function ask(
-  io: ReplIo,
-  prompt: string,
-  history: string[],
-  typeahead: string,
-): Promise<string | null> {
+/** What the line editor read: the line (null on Ctrl-D, or Ctrl-C on an empty line), and the
+ * keys that came after its end in the same burst (a paste), unread. */
+interface Asked {
+  line: string | null;
+  rest: string;
+}
+
+/** Reads one line with editing and history. The editor is fed the terminal's keys only up to
+ * the first line end: it would echo and then drop whatever followed in the same chunk once the
+ * line is answered and it closes, so the rest of a paste goes back to the caller instead. */
+function ask(io: ReplIo, prompt: string, history: string[], typeahead: string): Promise<Asked> {
   return new Promise((resolve) => {
+    const keys = new PassThrough();
+    const decoder = new StringDecoder("utf8");
+    let rest = "";
+    let lineFed = false;
+    const onData = (data: Buffer) => {
+      const text = decoder.write(data);
+      if (lineFed) {
+        rest += text;
+        return;
+      }
+      const end = /\r\n|\r|\n/.exec(text);
+      if (end === null) {
+        keys.write(text);
+        return;
+      }
+      // The rest first: the editor may answer the line as soon as it is written.
+      lineFed = true;
+      rest += text.slice(end.index + end[0].length);
+      keys.write(text.slice(0, end.index + end[0].length));
+    };
     const rl = createInterface({
-      input: io.input,
+      input: keys,
       output: io.output,
       terminal: true,
       history: [...history],
@@ -102,13 +134,16 @@ function ask(
       prompt,
     });
     let settled = false;
-    const finish = (value: string | null) => {
+    const finish = (line: string | null) => {
       if (settled) return;
       settled = true;
       const h = (rl as unknown as { history?: string[] }).history;
       if (h) history.splice(0, history.length, ...h);
       rl.close();
-      resolve(value);
+      io.input.off("data", onData);
+      io.input.setRawMode?.(false);
+      io.input.pause();
+      resolve({ line, rest });
     };
     rl.on("line", (line) => finish(line));
     rl.on("SIGINT", () => {
@@ -119,6 +154,10 @@ function ask(
       } else finish(null);
     });
     rl.on("close", () => finish(null));
+    // The editor's input is a plain stream, so raw mode is set on the terminal here.
+    io.input.setRawMode?.(true);
+    io.input.on("data", onData);
+    io.input.resume();
     rl.prompt();
     if (typeahead !== "") rl.write(typeahead);
   });
