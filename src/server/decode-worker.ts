@@ -153,10 +153,12 @@ function atStep(idle: boolean): void {
 try {
   host = await openLocalHost(options, { metrics: relay.metrics, regionRunner, onStep: atStep });
   port.on("message", (msg: ToWorker) => {
+    const before = accepted.length;
     handle(msg);
     // Handled between steps (the loop idle, or letting I/O in): an accepted request wakes the
-    // loop, whose next step boundary sends its reply; anything urgent leaves now.
-    flush(false);
+    // loop, whose next step boundary sends its reply with its first token; anything else (a
+    // cancel, a refusal and the metrics it counted) is sent now, as the loop may be asleep.
+    flush(accepted.length === before);
   });
   send({ t: "ready", model: host.model });
 } catch (err) {
