@@ -568,6 +568,27 @@ export function funcRefNode(at: Pos, callee: string, fnTy: Type): FuncRefNode {
   return n as FuncRefNode;
 }
 
+/** `lhs op rhs` (binary) or `lhs op= rhs` (opassign), computed in opTy. */
+function operatorNode(
+  kind: "binary" | "opassign",
+  at: Pos,
+  op: BinOp,
+  lhs: Expr,
+  rhs: Expr,
+  ty: Type,
+  opTy: Type,
+  checked: boolean,
+): NodeRecord {
+  const n = blank(kind, at);
+  n.op = op;
+  n.lhs = lhs;
+  n.rhs = rhs;
+  n.ty = ty;
+  n.opTy = opTy;
+  n.checked = checked;
+  return n;
+}
+
 export function binaryNode(
   at: Pos,
   op: BinOp,
@@ -577,14 +598,7 @@ export function binaryNode(
   opTy: Type,
   checked = false,
 ): BinaryNode {
-  const n = blank("binary", at);
-  n.op = op;
-  n.lhs = lhs;
-  n.rhs = rhs;
-  n.ty = ty;
-  n.opTy = opTy;
-  n.checked = checked;
-  return n as BinaryNode;
+  return operatorNode("binary", at, op, lhs, rhs, ty, opTy, checked) as BinaryNode;
 }
 
 /** `&&` or `||`: an int. */
@@ -613,14 +627,7 @@ export function opAssignNode(
   opTy: Type,
   checked = false,
 ): OpAssignNode {
-  const n = blank("opassign", at);
-  n.op = op;
-  n.lhs = lhs;
-  n.rhs = rhs;
-  n.ty = ty;
-  n.opTy = opTy;
-  n.checked = checked;
-  return n as OpAssignNode;
+  return operatorNode("opassign", at, op, lhs, rhs, ty, opTy, checked) as OpAssignNode;
 }
 
 export function incDecNode(
