@@ -828,6 +828,10 @@ function compileOptimized(bytes: Uint8Array): object {
   } finally {
     if (toggled) {
       v8.setFlagsFromString("--liftoff");
+      // --no-liftoff also turned dynamic tiering off (a V8 flag implication) and --liftoff does
+      // not turn it back on: every later block's functions would then be tiered up to TurboFan
+      // on V8's worker threads as soon as they compiled.
+      v8.setFlagsFromString("--wasm-dynamic-tiering");
       if (!lazyHints) v8.setFlagsFromString("--wasm-lazy-compilation");
       v8.setFlagsFromString("--no-wasm-inlining");
     }
