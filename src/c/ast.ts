@@ -602,20 +602,21 @@ export function binaryNode(
 }
 
 /** `&&` or `||`: an int. */
-export function logicalNode(kind: LogicalNode["kind"], at: Pos, lhs: Expr, rhs: Expr): LogicalNode {
+/** A node of two operands and its type: `&&`, `||`, `=`, `,`. */
+function pairNode(kind: NodeKind, at: Pos, lhs: Expr, rhs: Expr, ty: Type): NodeRecord {
   const n = blank(kind, at);
   n.lhs = lhs;
   n.rhs = rhs;
-  n.ty = T.int;
-  return n as LogicalNode;
+  n.ty = ty;
+  return n;
+}
+
+export function logicalNode(kind: LogicalNode["kind"], at: Pos, lhs: Expr, rhs: Expr): LogicalNode {
+  return pairNode(kind, at, lhs, rhs, T.int) as LogicalNode;
 }
 
 export function assignNode(at: Pos, lhs: Expr, rhs: Expr, ty: Type): AssignNode {
-  const n = blank("assign", at);
-  n.lhs = lhs;
-  n.rhs = rhs;
-  n.ty = ty;
-  return n as AssignNode;
+  return pairNode("assign", at, lhs, rhs, ty) as AssignNode;
 }
 
 export function opAssignNode(
@@ -648,11 +649,7 @@ export function incDecNode(
 }
 
 export function commaNode(at: Pos, lhs: Expr, rhs: Expr): CommaNode {
-  const n = blank("comma", at);
-  n.lhs = lhs;
-  n.rhs = rhs;
-  n.ty = rhs.ty;
-  return n as CommaNode;
+  return pairNode("comma", at, lhs, rhs, rhs.ty) as CommaNode;
 }
 
 export function condNode(at: Pos, cond: Expr, then: Expr, els: Expr, ty: Type): CondNode {

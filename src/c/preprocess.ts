@@ -157,6 +157,13 @@ function includedName(header: string): string | undefined {
   return name.includes(">") || name.includes('"') ? undefined : name;
 }
 
+/** An open #if group: whether it is emitting, and whether any of its branches has been taken. */
+interface ConditionalGroup {
+  active: boolean;
+  taken: boolean;
+  at: Token;
+}
+
 /** Upper bound on tokens produced by macro expansion in one block (stops exponential bombs). */
 const MAX_EXPANDED_TOKENS = 50_000;
 
@@ -170,10 +177,9 @@ class Preprocessor {
 
   run(input: Token[]): Token[] {
     const out: Token[] = [];
-    // Each entry: whether this group is emitting, and whether any branch has been taken.
-    const conds: { active: boolean; taken: boolean; at: Token }[] = [];
-    const active = (): boolean => conds.every((c) => c.active);
-    /** Whether text here is emitted (active(), recomputed at each conditional directive). */
+    const conds: ConditionalGroup[] = [];
+    /** Whether text here is emitted: every open group is (recomputed after each conditional
+     * directive, not per token). */
     let emitting = true;
     let i = 0;
     while (i < input.length) {
@@ -186,49 +192,9 @@ class Preprocessor {
         i = j;
         const name = line[0]?.text ?? "";
         const rest = line.slice(1);
-        switch (name) {
-          case "ifdef":
-          case "ifndef": {
-            const parentActive = active();
-            const defined = this.macros.has(rest[0]?.text ?? "");
-            const on = name === "ifdef" ? defined : !defined;
-            conds.push({ active: parentActive && on, taken: on, at: t });
-            if (!parentActive) conds[conds.length - 1]!.taken = true;
-            emitting = active();
-            continue;
-          }
-          case "if": {
-            const parentActive = active();
-            const on = parentActive ? this.evalCondition(rest, t) : false;
-            conds.push({ active: on, taken: on || !parentActive, at: t });
-            emitting = active();
-            continue;
-          }
-          case "elif": {
-            const c = conds[conds.length - 1];
-            if (!c) throw syntaxError("#elif without #if", t);
-            if (c.taken) c.active = false;
-            else {
-              c.active = true;
-              const on = active() && this.evalCondition(rest, t);
-              c.active = on;
-              c.taken = on;
-            }
-            emitting = active();
-            continue;
-          }
-          case "else": {
-            const c = conds[conds.length - 1];
-            if (!c) throw syntaxError("#else without #if", t);
-            c.active = !c.taken;
-            c.taken = true;
-            emitting = active();
-            continue;
-          }
-          case "endif":
-            if (!conds.pop()) throw syntaxError("#endif without #if", t);
-            emitting = active();
-            continue;
+        if (this.conditional(name, rest, t, conds)) {
+          emitting = conds.every((c) => c.active);
+          continue;
         }
         if (!emitting) continue;
         switch (name) {
@@ -289,6 +255,53 @@ class Preprocessor {
     if (conds.length > 0) throw syntaxError("unterminated #if", conds[conds.length - 1]!.at);
     out.push(input[input.length - 1]!);
     return out;
+  }
+
+  /** Applies a conditional directive (#if, #ifdef, #ifndef, #elif, #else, #endif) at `t` to the
+   * stack of groups; false for any other directive. */
+  private conditional(name: string, rest: Token[], t: Token, conds: ConditionalGroup[]): boolean {
+    const active = (): boolean => conds.every((c) => c.active);
+    switch (name) {
+      case "ifdef":
+      case "ifndef": {
+        const parentActive = active();
+        const defined = this.macros.has(rest[0]?.text ?? "");
+        const on = name === "ifdef" ? defined : !defined;
+        conds.push({ active: parentActive && on, taken: on, at: t });
+        if (!parentActive) conds[conds.length - 1]!.taken = true;
+        return true;
+      }
+      case "if": {
+        const parentActive = active();
+        const on = parentActive ? this.evalCondition(rest, t) : false;
+        conds.push({ active: on, taken: on || !parentActive, at: t });
+        return true;
+      }
+      case "elif": {
+        const c = conds[conds.length - 1];
+        if (!c) throw syntaxError("#elif without #if", t);
+        if (c.taken) c.active = false;
+        else {
+          c.active = true;
+          const on = active() && this.evalCondition(rest, t);
+          c.active = on;
+          c.taken = on;
+        }
+        return true;
+      }
+      case "else": {
+        const c = conds[conds.length - 1];
+        if (!c) throw syntaxError("#else without #if", t);
+        c.active = !c.taken;
+        c.taken = true;
+        return true;
+      }
+      case "endif":
+        if (!conds.pop()) throw syntaxError("#endif without #if", t);
+        return true;
+      default:
+        return false;
+    }
   }
 
   /** Whether a token may start a macro expansion: a defined macro's name, or __LINE__ or

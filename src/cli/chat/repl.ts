@@ -8,6 +8,9 @@ import type { ChatSession } from "./session.js";
 import type { ChatView } from "./view.js";
 import { isSlashCommand, runSlash } from "./slash.js";
 
+/** A line end as a terminal sends it (Enter is \r in raw mode; a paste may carry \n or \r\n). */
+const LINE_END = /\r\n|\r|\n/;
+
 export interface ReplIo {
   input: NodeJS.ReadStream;
   output: NodeJS.WriteStream;
@@ -41,7 +44,7 @@ export async function ttyLoop(session: ChatSession, view: ChatView, io: ReplIo):
   let typeahead = "";
   const queued: string[] = [];
   const keep = (typed: string) => {
-    const lines = (typeahead + typed).split(/\r\n|\r|\n/);
+    const lines = (typeahead + typed).split(LINE_END);
     typeahead = lines.pop()!;
     queued.push(...lines);
   };
@@ -115,7 +118,7 @@ function ask(io: ReplIo, prompt: string, history: string[], typeahead: string): 
         rest += text;
         return;
       }
-      const end = /\r\n|\r|\n/.exec(text);
+      const end = LINE_END.exec(text);
       if (end === null) {
         keys.write(text);
         return;
