@@ -14,6 +14,7 @@ import {
   type CompiledModule,
 } from "../c/codegen.js";
 import { CompileError } from "../c/errors.js";
+import { keepShape } from "../c/shapes.js";
 import {
   BRIDGE_MODULE_NAME,
   BRIDGE_TABLE,
@@ -327,62 +328,20 @@ export class VmSession {
 
   /** Parses against this session's definitions with globals at scratch addresses; keeps nothing. */
   private dryParse(tokens: ReturnType<typeof preprocess>): ReturnType<typeof parse> {
-    let scratch = 16;
-    return parse(
-      tokens,
-      this.scope,
-      this.parseContext(
-        (size, align) => {
-          scratch = Math.ceil(scratch / align) * align;
-          const p = scratch;
-          scratch += Math.max(size, 1);
-          return p;
-        },
-        () => {},
-      ),
-    );
+    return parse(tokens, this.scope, new SessionParseHost(this.hostParts(), false));
   }
 
-  /** Parsing for a block whose globals and string literals stay in this session's memory;
-   * built once per session (an object spread and closures per block showed in the profile). */
+  /** Parsing for a block whose globals and string literals stay in this session's memory. */
   private committingContext(): ParseHost {
-    return (this.committing ??= this.newCommittingContext());
+    return (this.committing ??= new SessionParseHost(this.hostParts(), true));
   }
   private committing: ParseHost | null = null;
 
-  private newCommittingContext(): ParseHost {
-    const alloc = (size: number, align: number): number => {
-      const p = this.mem.allocStatic(size, align);
-      if (p === 0) throw new CompileError("limit", "out of memory for globals", 0, 0);
-      return p;
-    };
-    const write = (addr: number, bytes: Uint8Array): void => this.mem.writeBytes(addr, bytes);
+  private hostParts(): SessionParts {
     return {
-      ...this.parseContext(alloc, write),
-      literal: (bytes, align) => {
-        // An identical literal of an earlier block is reused: in a long session most
-        // literals are the same few format strings, and each copy would stay for good.
-        const known = this.literals.get(bytes, align);
-        if (known !== undefined) return known;
-        const addr = alloc(bytes.length, align);
-        write(addr, bytes);
-        if (this.literals.size >= SHARED_LITERALS) this.literals.clear();
-        this.literals.set(bytes, addr, align);
-        return addr;
-      },
-    };
-  }
-
-  private parseContext(
-    alloc: (size: number, align: number) => number,
-    write: (addr: number, bytes: Uint8Array) => void,
-  ): Parameters<typeof parse>[2] {
-    return {
-      alloc,
-      write,
-      libraryType: (name) => hostTypes!.get(name),
-      intrinsicType: (name) => this.intrinsics.get(name)?.ty,
-      isKnownIntrinsic: (name) => KNOWN_INTRINSICS.has(name),
+      mem: this.mem,
+      literals: this.literals,
+      intrinsics: this.intrinsics,
       argv: () => this.argv(),
     };
   }
@@ -641,6 +600,76 @@ export class VmSession {
     return { ok: false, error, stdout, stats };
   }
 }
+
+/** What a block's parse reaches of its session. */
+interface SessionParts {
+  mem: VmMemory;
+  /** Addresses of the string literals blocks placed, by alignment and content. */
+  literals: BytesMap<number>;
+  intrinsics: IntrinsicRegistry;
+  argv(): number;
+}
+
+/** How the parser reaches a session: committing (globals and string literals go to the
+ * session's memory for good) or dry (scratch addresses, nothing written). One class for every
+ * session and both modes, so the parser's calls through its host see one hidden class (object
+ * literals spread per session had made those calls megamorphic). */
+class SessionParseHost implements ParseHost {
+  private scratch = 16;
+
+  constructor(
+    private readonly parts: SessionParts,
+    private readonly committing: boolean,
+  ) {}
+
+  alloc(size: number, align: number): number {
+    if (!this.committing) {
+      this.scratch = Math.ceil(this.scratch / align) * align;
+      const p = this.scratch;
+      this.scratch += Math.max(size, 1);
+      return p;
+    }
+    const p = this.parts.mem.allocStatic(size, align);
+    if (p === 0) throw new CompileError("limit", "out of memory for globals", 0, 0);
+    return p;
+  }
+
+  write(addr: number, bytes: Uint8Array): void {
+    if (this.committing) this.parts.mem.writeBytes(addr, bytes);
+  }
+
+  literal(bytes: Uint8Array, align: number): number {
+    if (!this.committing) return this.alloc(bytes.length, align);
+    // An identical literal of an earlier block is reused: in a long session most literals are
+    // the same few format strings, and each copy would stay for good.
+    const { literals } = this.parts;
+    const known = literals.get(bytes, align);
+    if (known !== undefined) return known;
+    const addr = this.alloc(bytes.length, align);
+    this.write(addr, bytes);
+    if (literals.size >= SHARED_LITERALS) literals.clear();
+    literals.set(bytes, addr, align);
+    return addr;
+  }
+
+  libraryType(name: string): Type | undefined {
+    return hostTypes!.get(name);
+  }
+
+  intrinsicType(name: string): Type | undefined {
+    return this.parts.intrinsics.get(name)?.ty;
+  }
+
+  isKnownIntrinsic(name: string): boolean {
+    return KNOWN_INTRINSICS.has(name);
+  }
+
+  argv(): number {
+    return this.parts.argv();
+  }
+}
+
+keepShape(new SessionParseHost({ argv: () => 0 } as unknown as SessionParts, false));
 
 /** The host functions the bridge forwards to: those of the session that is running. */
 interface BridgeTarget {
