@@ -559,13 +559,16 @@ async function abRun(other: string): Promise<void> {
       `${name}: decode-thread µs/tok median ${fmt(median(runs.map((x) => x.decodeMicrosPerToken)), 0)} ` +
         `[${runs.map((x) => fmt(x.decodeMicrosPerToken, 0)).join(" ")}], its run-queue wait ${fmt(median(runs.map((x) => x.decodeWaitMicrosPerToken)), 0)}, main thread ${fmt(median(runs.map((x) => x.mainMicrosPerToken)), 0)}, ` +
         `all threads ${fmt(median(runs.map((x) => x.cpuMicrosPerToken)), 0)}, ` +
-        `tok/s median ${fmt(median(runs.map((x) => x.tokensPerSecond)), 0)} [${runs.map((x) => fmt(x.tokensPerSecond, 0)).join(" ")}]`,
+        `tok/s median ${fmt(median(runs.map((x) => x.tokensPerSecond)), 0)} [${runs.map((x) => fmt(x.tokensPerSecond, 0)).join(" ")}], ` +
+        `TTFT p50 ${fmt(median(runs.flatMap((x) => x.ttft)), 2)} ms`,
     );
   const ratios = runsB.map((x, i) => x.decodeMicrosPerToken / runsA[i]!.decodeMicrosPerToken);
   const speed = runsB.map((x, i) => x.tokensPerSecond / runsA[i]!.tokensPerSecond);
+  const ttft = runsB.map((x, i) => median(x.ttft) / median(runsA[i]!.ttft));
   console.log(
     `B/A decode-thread µs/tok: median of per-round ratios ${fmt(median(ratios), 3)} [${ratios.map((x) => fmt(x, 2)).join(" ")}]; ` +
-      `B/A tok/s ${fmt(median(speed), 3)} [${speed.map((x) => fmt(x, 2)).join(" ")}]; load ${loadAverage()}`,
+      `B/A tok/s ${fmt(median(speed), 3)} [${speed.map((x) => fmt(x, 2)).join(" ")}]; ` +
+      `B/A TTFT p50 ${fmt(median(ttft), 3)} [${ttft.map((x) => fmt(x, 2)).join(" ")}]; load ${loadAverage()}`,
   );
 }
 
