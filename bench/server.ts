@@ -82,10 +82,18 @@ interface ClientRun {
 /** The clients' connections, kept open between requests as an OpenAI client's are. */
 const keepAlive = new Agent({ keepAlive: true, maxSockets: Infinity });
 
-/** A POST whose response body arrives as a stream of text; rejects on a non-2xx status. Plain
- * node:http: fetch's own work per request (about 1.5 ms here, in this process) is the client's
- * cost, not the server's. */
-async function* postStream(url: string, path: string, body: string): AsyncGenerator<string> {
+/** A POST whose response body arrives as a stream of text, handed to `onText` as it comes;
+ * rejects on a non-2xx status. Plain node:http with a data listener: fetch's own work per
+ * request (about 1.5 ms here, in this process), or an async iterator's per chunk, is the
+ * client's cost, not the server's, and on this machine's two cores it competes with the
+ * servers for CPU: a server that sends a chunk per token (llama-server) makes the client work
+ * most. */
+async function postStream(
+  url: string,
+  path: string,
+  body: string,
+  onText: (text: string) => void,
+): Promise<void> {
   const target = new URL(url + path);
   const res = await new Promise<IncomingMessage>((resolve, reject) => {
     const req = httpRequest(
@@ -103,22 +111,19 @@ async function* postStream(url: string, path: string, body: string): AsyncGenera
     req.end(body);
   });
   res.setEncoding("utf8");
-  if (res.statusCode === undefined || res.statusCode >= 300) {
-    let text = "";
-    for await (const part of res) text += part;
-    throw new Error(`${path}: HTTP ${res.statusCode} ${text}`);
-  }
-  for await (const part of res) yield part as string;
+  const failed = res.statusCode === undefined || res.statusCode >= 300;
+  let errorText = "";
+  await new Promise<void>((resolve, reject) => {
+    res.on("data", (part: string) => (failed ? (errorText += part) : onText(part)));
+    res.on("end", resolve);
+    res.on("error", reject);
+  });
+  if (failed) throw new Error(`${path}: HTTP ${res.statusCode} ${errorText}`);
 }
 
 /** One streaming request; tokens counted from usage, latencies from content chunks. */
 async function streamOnce(url: string, path: string, body: object): Promise<ClientRun> {
   const start = performance.now();
-  const parts = postStream(
-    url,
-    path,
-    JSON.stringify({ ...body, stream: true, stream_options: { include_usage: true } }),
-  );
   let buffer = "";
   let last = 0;
   let ttft = NaN;
@@ -127,7 +132,7 @@ async function streamOnce(url: string, path: string, body: object): Promise<Clie
   let finishReason: string | undefined;
   let peerTokenMs: number | undefined;
   const gaps: number[] = [];
-  for await (const part of parts) {
+  const onText = (part: string) => {
     buffer += part;
     let cut;
     while ((cut = buffer.indexOf("\n\n")) >= 0) {
@@ -150,7 +155,13 @@ async function streamOnce(url: string, path: string, body: object): Promise<Clie
         text += piece;
       }
     }
-  }
+  };
+  await postStream(
+    url,
+    path,
+    JSON.stringify({ ...body, stream: true, stream_options: { include_usage: true } }),
+    onText,
+  );
   return { tokens, finishReason, ttftMs: ttft, gapsMs: gaps, text, peerTokenMs };
 }
 
