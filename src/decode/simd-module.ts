@@ -795,6 +795,67 @@ function blockMaxKernel(): KernelFn {
   };
 }
 
+/**
+ * The entropy's sum over weights written elsewhere (llama.cpp's exp kernel): Σ w·(x − shift)
+ * (float64, float32 within chunks of CHUNK vectors) over n floats, logits at p and weights at
+ * w. `clamped`: x is first raised to `low`, so that −Infinity (the padding, masked tokens),
+ * which weighs 0, adds 0 instead of 0·−Infinity = NaN; unclamped (one operation of six fewer
+ * per vector) is for stretches without −Infinity, and says NaN where there is one.
+ */
+function weightedSumKernel(clamped: boolean): KernelFn {
+  const [p, w, n, shift, low] = [0, 1, 2, 3, 4];
+  const [end, chunkEnd] = [5, 6];
+  const [vShift, vLow, acc64, tmp] = [7, 8, 9, 10];
+  // Four vectors per step, each with its own float32 sum, so that no chain holds the loads back.
+  const sums = [11, 12, 13, 14];
+  const step = sums.flatMap((acc, g) => [
+    ...(clamped ? get(vLow) : []),
+    ...get(p),
+    ...vload(16 * g),
+    ...(clamped ? f32x4.pmax : []), // max(low, x): NaN becomes low as well
+    ...get(vShift),
+    ...f32x4.sub,
+    ...get(w),
+    ...vload(16 * g),
+    ...f32x4.mul,
+    ...get(acc),
+    ...f32x4.add,
+    ...set(acc),
+  ]);
+  const zero = (v: number) => [...f64c(0), ...f64x2.splat, ...set(v)];
+  return {
+    name: clamped ? "weightedSumClamped" : "weightedSum",
+    params: [I32, I32, I32, F32, F32],
+    results: [F64],
+    locals: [I32, I32, ...Array.from({ length: 8 }, () => V128)],
+    body: [
+      ...splatInto(shift, vShift),
+      ...splatInto(low, vLow),
+      ...endOf(p, n, end),
+      ...zero(acc64),
+      ...eachBlock(
+        p,
+        end,
+        chunkEnd,
+        [
+          ...sums.flatMap((acc) => [...f32c(0), ...f32x4.splat, ...set(acc)]),
+          ...eachVector(p, chunkEnd, [...step, ...advance(w, 4)], 4),
+          ...get(sums[0]!),
+          ...get(sums[1]!),
+          ...f32x4.add,
+          ...get(sums[2]!),
+          ...get(sums[3]!),
+          ...f32x4.add,
+          ...f32x4.add,
+          ...accumulate64(tmp, acc64),
+        ],
+        CHUNK * 16,
+      ),
+      ...sumLanes64(acc64),
+    ],
+  };
+}
+
 /** x ← x · r over n floats, multiplied in f64 and rounded once to float32. */
 function scaleKernel(): KernelFn {
   const [p, n, t, end, x, vt] = [0, 1, 2, 3, 4, 5];
@@ -1118,6 +1179,8 @@ export const KERNELS: readonly KernelFn[] = [
   absDiffKernel(),
   scaleKernel(),
   maskBelowKernel(),
+  weightedSumKernel(false),
+  weightedSumKernel(true),
 ];
 
 function section(out: number[], id: number, content: number[]): void {
