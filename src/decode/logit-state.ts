@@ -189,7 +189,7 @@ export class LogitState {
     const buf = this.buf;
     const max = buf.max();
     if (!(max > -Infinity && max < Infinity)) return;
-    buf.maskBelow(nucleusCut(buf, p, max, 1, buf.expWeights(max, 1)), MASKED_LOGIT);
+    buf.maskBelow(nucleusCut(buf, p, max, 1, buf.softmaxWeights(max)), MASKED_LOGIT);
   }
 
   private checkSlot(slot: number): void {

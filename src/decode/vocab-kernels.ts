@@ -268,6 +268,17 @@ export class VocabBuffers {
     return this.sums[0]!;
   }
 
+  /** Fills `weights` with exp(x − shift) (0 for NaN and −Infinity) and returns their sum: by
+   * llama.cpp's exp kernel where it is bound (blockSums are then not written), else expWeights. */
+  softmaxWeights(shift: number): number {
+    const native = ggmlCpuKernels();
+    if (native) {
+      const z = native.softMax(this.size, this.weights, this.logits, shift);
+      if (!Number.isNaN(z)) return z;
+    }
+    return this.expWeights(shift, 1);
+  }
+
   /** Fills `weights` with upper bounds of exp((x − shift)·scale) (each at most 6.2% over, 0
    * for NaN and −Infinity), and `blockSums` with their sums per block; returns the total.
    * Drawing from the bounds and accepting with probability weight ÷ bound samples the exact
@@ -320,7 +331,7 @@ export class VocabBuffers {
 
   /** Σ |logits − scratch| (f64). */
   absDiffScratch(): number {
-    const whole = this.size & ~3;
+    const whole = this.size & ~15; // the kernel sums 16 floats per step
     let sum = this.k.absDiff(this.at.logits, this.at.scratch, whole);
     for (let i = whole; i < this.size; i++) sum += Math.abs(this.logits[i]! - this.scratch![i]!);
     return sum;
