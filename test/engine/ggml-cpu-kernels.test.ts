@@ -4,7 +4,9 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
+import { Worker } from "node:worker_threads";
 import koffi from "koffi";
+import { LogitState } from "../../src/decode/logit-state.js";
 import { loadLlamaLibrary } from "../../src/engine/llama/library.js";
 import {
   checkSoftMax,
@@ -44,4 +46,22 @@ test("the self-check rejects the kernel declared with a float result or called w
   assert.match(checkSoftMax(floatResult) ?? "", /sum/);
   // A ggml whose kernel took (x, y) where this one takes (y, x).
   assert.match(checkSoftMax((n, y, x, max) => asDeclared(n, x, y, max)) ?? "", /gave|sum/);
+});
+
+test("a worker thread (the server's decode thread) binds the kernel too and gets the same statistics", async () => {
+  const logits = Float32Array.from({ length: 151936 }, (_, i) => Math.sin(i * 0.37) * 4 + (i % 7));
+  const state = new LogitState(logits.length);
+  state.load(logits);
+  const worker = new Worker(new URL("./ggml-worker.js", import.meta.url), { workerData: logits });
+  const reply = await new Promise<{ bound: boolean; status: string; entropy: number; p7: number }>(
+    (resolve, reject) => {
+      worker.once("message", resolve);
+      worker.once("error", reject);
+    },
+  );
+  await worker.terminate();
+  assert.ok(reply.bound, reply.status);
+  // The same kernels on the same logits: the same bits.
+  assert.equal(reply.entropy, state.entropy());
+  assert.equal(reply.p7, state.probability(7));
 });
