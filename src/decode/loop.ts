@@ -71,6 +71,9 @@ export interface RequestIntake {
   take(): GenerationRequest[];
   /** Called while no sequence is active: resolves true when requests wait, false to stop. */
   wait(): Promise<boolean>;
+  /** Called after a step's tokens were sampled and their events yielded, before their decode:
+   * what was sampled can leave now rather than one decode later. */
+  sampled?(): void;
 }
 
 export interface DecodeLoopOptions {
@@ -206,6 +209,10 @@ export class DecodeLoop {
         }
       }
       if (items.length > 0) {
+        // The tokens just sampled need not wait for their own decode (a request's first token,
+        // above all: at 16 sequences a step is a few milliseconds).
+        yield* this.drain(owners);
+        intake?.sampled?.();
         this.applySteering(owners);
         this.preserveLogits(owners);
         this.decodeFitting(items, owners);
