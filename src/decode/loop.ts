@@ -211,7 +211,7 @@ export class DecodeLoop {
       if (items.length > 0) {
         // The tokens just sampled need not wait for their own decode (a request's first token,
         // above all: at 16 sequences a step is a few milliseconds).
-        yield* this.drain(owners);
+        for (let ev = this.nextEvent(owners); ev; ev = this.nextEvent(owners)) yield ev;
         intake?.sampled?.();
         this.applySteering(owners);
         this.preserveLogits(owners);
