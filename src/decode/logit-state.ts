@@ -57,6 +57,16 @@ export class LogitState {
     this.invalidate();
   }
 
+  /** Forgets everything from earlier steps, snapshots included: the state of a new sequence
+   * (see takeLogitState). */
+  reset(): void {
+    this.edits.length = 0;
+    this.invalidate();
+    this.snapshots.fill(undefined);
+    this.scratchSlot = -1;
+    this.scratchOnly = false;
+  }
+
   private invalidate(): void {
     this.topCount = -1;
     this.cachedEntropy = NaN;
@@ -189,7 +199,7 @@ export class LogitState {
     const buf = this.buf;
     const max = buf.max();
     if (!(max > -Infinity && max < Infinity)) return;
-    buf.maskBelow(nucleusCut(buf, p, max, 1, buf.expWeights(max, 1)), MASKED_LOGIT);
+    buf.maskBelow(nucleusCut(buf, p, max, 1, buf.softmaxWeights(max)), MASKED_LOGIT);
   }
 
   private checkSlot(slot: number): void {

@@ -2,6 +2,7 @@
 // that make each full-vocabulary pass run at close to memory speed. A Sampler and a LogitState
 // each own one; nothing here allocates after construction.
 import { Wasm, PAGE, type WasmModule } from "../vm/wasm-api.js";
+import { ggmlCpuKernels, type GgmlCpuKernels } from "../engine/llama/ggml-cpu-kernels.js";
 import {
   BLOCK,
   CONSTANT_BYTES,
@@ -36,6 +37,10 @@ interface KernelExports {
   maskBelow(p: number, n: number, bound: number, value: number): void;
   /** Block maxima and per-block Σe, Σe·d (see simd-module.ts); returns the largest. */
   blockStats(p: number, n: number, maxOut: number, sums: number): number;
+  /** Σ w·(max(x, low) − shift) and the block maxima (see simd-module.ts). */
+  /** Σ w·(x − shift), x raised to `low` first in the clamped one (see simd-module.ts). */
+  weightedSum(p: number, w: number, n: number, shift: number, low: number): number;
+  weightedSumClamped(p: number, w: number, n: number, shift: number, low: number): number;
 }
 
 let compiled: WasmModule | undefined;
@@ -153,6 +158,52 @@ export class VocabBuffers {
    * such token weighs under e^−40 of the most likely one (the bound is in simd-module.ts).
    */
   softmaxSums(): { max: number; z: number; weighted: number } {
+    const native = ggmlCpuKernels();
+    return (native && this.nativeSoftmaxSums(native)) ?? this.wasmSoftmaxSums();
+  }
+
+  /**
+   * softmaxSums with llama.cpp's exp kernel (8-wide AVX2 where the WebAssembly one is 4-wide):
+   * one WebAssembly pass for the block maxima and the largest logit M; the kernel writes the
+   * weights exp(x − M) and returns their float64 sum; one WebAssembly pass over logits and
+   * weights sums w·(x − M) for the entropy. Shifting by M itself (not an estimate) keeps every
+   * x − M ≤ 0, so the entropy's float32 products lose nothing to a large offset. Tokens more
+   * than ~87 nats down underflow to 0, each under e^−87 of the most likely. Undefined for a
+   * NaN logit or no finite maximum, which the WebAssembly kernel's rules cover.
+   */
+  private nativeSoftmaxSums(
+    native: GgmlCpuKernels,
+  ): { max: number; z: number; weighted: number } | undefined {
+    const max = this.max();
+    if (!(max > -Infinity && max < Infinity)) return undefined;
+    const z = native.softMax(this.size, this.weights, this.logits, max);
+    if (Number.isNaN(z)) return undefined;
+    return { max, z, weighted: this.weightedSum(max) };
+  }
+
+  /** Σ weight·(logit − shift) after llama.cpp's exp kernel wrote the weights: unclamped over
+   * the whole blocks (no −Infinity there, usually), clamped over the last, which holds the
+   * padding; all clamped when a −Infinity made the sum NaN. */
+  private weightedSum(shift: number): number {
+    const { logits, weights } = this.at;
+    const low = Math.fround(shift - 2 * FLOOR_NATS);
+    const whole = Math.floor(this.size / BLOCK) * BLOCK;
+    const k = this.k;
+    let sum = k.weightedSum(logits, weights, whole, shift, low);
+    if (whole < this.padded)
+      sum += k.weightedSumClamped(
+        logits + 4 * whole,
+        weights + 4 * whole,
+        this.padded - whole,
+        shift,
+        low,
+      );
+    if (Number.isNaN(sum)) sum = k.weightedSumClamped(logits, weights, this.padded, shift, low);
+    return sum;
+  }
+
+  /** softmaxSums in WebAssembly alone: one blockStats pass. */
+  private wasmSoftmaxSums(): { max: number; z: number; weighted: number } {
     const max = this.k.blockStats(this.at.logits, this.padded, this.at.maxima, this.at.stats);
     const maxima = this.blockMaxima;
     const stats = this.stats;
@@ -217,6 +268,17 @@ export class VocabBuffers {
     return this.sums[0]!;
   }
 
+  /** Fills `weights` with exp(x − shift) (0 for NaN and −Infinity) and returns their sum: by
+   * llama.cpp's exp kernel where it is bound (blockSums are then not written), else expWeights. */
+  softmaxWeights(shift: number): number {
+    const native = ggmlCpuKernels();
+    if (native) {
+      const z = native.softMax(this.size, this.weights, this.logits, shift);
+      if (!Number.isNaN(z)) return z;
+    }
+    return this.expWeights(shift, 1);
+  }
+
   /** Fills `weights` with upper bounds of exp((x − shift)·scale) (each at most 6.2% over, 0
    * for NaN and −Infinity), and `blockSums` with their sums per block; returns the total.
    * Drawing from the bounds and accepting with probability weight ÷ bound samples the exact
@@ -269,7 +331,7 @@ export class VocabBuffers {
 
   /** Σ |logits − scratch| (f64). */
   absDiffScratch(): number {
-    const whole = this.size & ~3;
+    const whole = this.size & ~15; // the kernel sums 16 floats per step
     let sum = this.k.absDiff(this.at.logits, this.at.scratch, whole);
     for (let i = whole; i < this.size; i++) sum += Math.abs(this.logits[i]! - this.scratch![i]!);
     return sum;

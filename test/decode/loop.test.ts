@@ -296,6 +296,26 @@ int main() { hook_set("snap", 1); return 0; }`;
   assert.equal(doneText(events), plain);
 });
 
+test("a generation starts with no snapshots, even after one that left some", async () => {
+  // The loop reuses the logit buffers of finished sequences: what one generation saved must not
+  // be there for the next one to restore.
+  const saving = `void save(int step) { logit_snapshot(5); }
+int main() { hook_set("save", 1); return 0; }`;
+  await collect([{ prompt: PROMPT, maxTokens: 2, hook: saving }]);
+  const restoring = `void load(int step) { logit_restore(5); }
+int main() { hook_set("load", 1); return 0; }`;
+  const events = await collect([{ prompt: PROMPT, maxTokens: 2, hook: restoring }]);
+  const failed = events.find((e) => e.type === "hook-error");
+  assert.ok(failed && failed.type === "hook-error", "restoring an empty slot fails");
+  assert.match(failed.message, /snapshot slot 5 is empty/);
+  // And a reused buffer gives the same greedy text, entropies and probabilities as a fresh one.
+  const first = await collect([{ prompt: PROMPT, maxTokens: 6 }]);
+  const again = await collect([{ prompt: PROMPT, maxTokens: 6 }]);
+  const tokens = (evs: DecodeEvent[]) =>
+    evs.flatMap((e) => (e.type === "token" ? [[e.id, e.probability, e.entropy]] : []));
+  assert.deepEqual(tokens(again), tokens(first));
+});
+
 test("hooks run exactly n times and their output never enters the text", async () => {
   const hook = `
 int calls = 0;
