@@ -36,7 +36,7 @@ const SAMPLE = 1024;
 const GRANULE = 16;
 /** Vocabularies up to this size are partitioned whole: cheaper than sampling them. */
 const SMALL_VOCABULARY = 4 * SAMPLE;
-/** The sample's estimated mass at or above each of its logits (see nucleusCut). */
+/** The sample's estimated mass at or above each of its logits (see maskOutsideNucleus). */
 const estimated = new Float64Array(SAMPLE + 2);
 const sample = new Float32Array(SAMPLE);
 /** The sample's float32 bits, as integers that sort in the floats' order. */
@@ -147,21 +147,24 @@ export function topTokens(buf: VocabBuffers, k: number, ids: Int32Array, fresh =
 }
 
 /**
- * The top-p nucleus's edge: after `buf.expWeights(max, scale)` returned `z` (and `buf.max()`
- * left the block maxima), the lowest logit of the nucleus, the tokens whose more likely tokens
- * weigh less than p·z together; every token at or above it is in (ties at the edge too).
+ * Masks (sets to `masked`) every logit outside the top-p nucleus: after the weights
+ * exp((x − max)·scale) were written to `buf.weights` with their sum `z` (and `buf.max()` left
+ * the block maxima), the nucleus is the tokens whose more likely tokens weigh less than p·z
+ * together; every token at or above its lowest logit stays (ties at the edge too).
  * A strided sample of the vocabulary, sorted once, predicts where the mass reaches p·z; exact
- * mass passes above sampled logits narrow the edge to a few sampled ranks (two or three passes
- * usually), the tokens between those are collected, and only they are partitioned by weight.
+ * mass passes above sampled logits narrow the edge to a few sampled ranks, one pass masks
+ * everything below them and collects the tokens between, and only those are partitioned by
+ * weight (and the ones below the edge masked).
  */
-export function nucleusCut(
+export function maskOutsideNucleus(
   buf: VocabBuffers,
   p: number,
   max: number,
   scale: number,
   z: number,
-): number {
-  if (p >= 1) return -Infinity;
+  masked: number,
+): void {
+  if (p >= 1) return;
   const target = p * z;
   const logits = buf.logits;
   const weights = buf.weights;
@@ -169,7 +172,8 @@ export function nucleusCut(
   const n = buf.size;
   if (n <= SMALL_VOCABULARY) {
     const count = buf.collect(-Infinity);
-    return lowestLogit(logits, index, nucleus(index, count, weights, target).count);
+    buf.maskBelow(lowestLogit(logits, index, nucleus(index, count, weights, target).count), masked);
+    return;
   }
   const stride = Math.floor(n / SAMPLE);
   let taken = 0;
@@ -185,7 +189,8 @@ export function nucleusCut(
   if (topMass >= target) {
     // The nucleus lies among the few tokens at or above the sample's largest logit.
     const count = buf.collectAbove(boundary(1));
-    return lowestLogit(logits, index, nucleus(index, count, weights, target).count);
+    buf.maskBelow(lowestLogit(logits, index, nucleus(index, count, weights, target).count), masked);
+    return;
   }
   // Each sampled token below the top stands for `stride` tokens: estimated[r] is the mass at or
   // above boundary r so estimated (monotone, but biased: the heavy upper tail of the body is
@@ -224,8 +229,12 @@ export function nucleusCut(
       loMass = mass;
     }
   }
-  const count = buf.collect(boundary(lo), boundary(hi));
-  return lowestLogit(logits, index, nucleus(index, count, weights, target - hiMass).count);
+  // The edge lies among the tokens in [boundary(lo), boundary(hi)): everything below is masked
+  // in the pass that collects them, then those of them below the edge.
+  const count = buf.maskBelowCollect(boundary(lo), boundary(hi), masked);
+  const inside = nucleus(index, count, weights, target - hiMass).count;
+  const cut = lowestLogit(logits, index, inside);
+  for (let i = inside; i < count; i++) if (logits[index[i]!]! < cut) logits[index[i]!] = masked;
 }
 
 /** The first r in [from, to] with values[r] ≥ want (values ascending); `to` when none. */

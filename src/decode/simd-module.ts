@@ -593,10 +593,22 @@ function boundsKernel(): KernelFn {
  * vector with hits yields a 4-bit lane mask whose set bits are listed lowest first (count
  * trailing zeros, clear the lowest bit): a few instructions per hit, instead of a scalar
  * reload and compare of all four lanes (the nucleus's edge collects thousands of tokens
- * spread one or two per vector). */
-function collectKernel(): KernelFn {
+ * spread one or two per vector). `masking` (maskCollect): the same pass also replaces every
+ * float below `threshold` with `value`, for logit_top_p, whose edge lies among those listed. */
+function collectKernel(masking: boolean): KernelFn {
   const [p, n, threshold, below, out] = [0, 1, 2, 3, 4];
-  const [end, count, base, bits, vThreshold, vBelow, x] = [5, 6, 7, 8, 9, 10, 11];
+  const value = 5;
+  const at = masking ? 6 : 5;
+  const [end, count, base, bits, vThreshold, vBelow, x, vValue] = [
+    at,
+    at + 1,
+    at + 2,
+    at + 3,
+    at + 4,
+    at + 5,
+    at + 6,
+    at + 7,
+  ];
   const listLanes = [
     // do { out[count++] = (p − base) / 4 + ctz(bits); bits &= bits − 1 } while (bits)
     ...op.loop,
@@ -627,14 +639,26 @@ function collectKernel(): KernelFn {
     ...op.brIf(0),
     ...op.end,
   ];
+  // x ← value where x < threshold (NaN stays)
+  const mask = [
+    ...get(p),
+    ...get(vValue),
+    ...get(x),
+    ...get(x),
+    ...get(vThreshold),
+    ...f32x4.lt,
+    ...v128.bitselect,
+    ...vstore,
+  ];
   return {
-    name: "collect",
-    params: [I32, I32, F32, F32, I32],
+    name: masking ? "maskCollect" : "collect",
+    params: masking ? [I32, I32, F32, F32, I32, F32] : [I32, I32, F32, F32, I32],
     results: [I32],
-    locals: [I32, I32, I32, I32, V128, V128, V128],
+    locals: [I32, I32, I32, I32, V128, V128, V128, ...(masking ? [V128] : [])],
     body: [
       ...splatInto(threshold, vThreshold),
       ...splatInto(below, vBelow),
+      ...(masking ? splatInto(value, vValue) : []),
       ...startScan(p, n, end, base),
       ...eachVector(p, end, [
         ...get(p),
@@ -651,6 +675,7 @@ function collectKernel(): KernelFn {
         ...op.if,
         ...listLanes,
         ...op.end,
+        ...(masking ? mask : []),
       ]),
       ...get(count),
     ],
@@ -1202,7 +1227,8 @@ export const KERNELS: readonly KernelFn[] = [
   blockStatsKernel(),
   expWeightsKernel(),
   boundsKernel(),
-  collectKernel(),
+  collectKernel(false),
+  collectKernel(true),
   massAboveKernel(),
   absDiffKernel(),
   scaleKernel(),

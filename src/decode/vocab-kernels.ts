@@ -31,6 +31,14 @@ interface KernelExports {
     sums: number,
   ): void;
   collect(p: number, n: number, threshold: number, below: number, out: number): number;
+  maskCollect(
+    p: number,
+    n: number,
+    threshold: number,
+    below: number,
+    out: number,
+    value: number,
+  ): number;
   massAbove(p: number, w: number, n: number, threshold: number): number;
   absDiff(a: number, b: number, n: number): number;
   scale(p: number, n: number, r: number): void;
@@ -313,6 +321,21 @@ export class VocabBuffers {
     const { logits, index } = this.at;
     const from = float32AtLeast(Math.max(threshold, LOWEST));
     return this.k.collect(logits, this.padded, from, float32AtLeast(below), index);
+  }
+
+  /** collect(threshold, below) and maskBelow(threshold, value) in one pass (the padding is
+   * left alone): the ids of the logits in [threshold, below) to `index`; returns how many. */
+  maskBelowCollect(threshold: number, below: number, value: number): number {
+    const { logits, index } = this;
+    const from = float32AtLeast(Math.max(threshold, LOWEST));
+    const to = float32AtLeast(below);
+    const whole = this.size & ~3;
+    let count = this.k.maskCollect(this.at.logits, whole, from, to, this.at.index, value);
+    for (let i = whole; i < this.size; i++) {
+      if (logits[i]! < from) logits[i] = value;
+      else if (logits[i]! < to) index[count++] = i;
+    }
+    return count;
   }
 
   /** Σ weights of the tokens whose logit is ≥ threshold (after expWeights). */
