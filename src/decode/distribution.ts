@@ -88,11 +88,40 @@ export function collectTopCandidates(buf: VocabBuffers, k: number, fresh = false
   if (!fresh) buf.max();
   const blocks = buf.blockMaxima.length;
   if (k > blocks) return buf.collect(-Infinity);
-  if (maxima.length < blocks) maxima = new Float32Array(blocks);
-  maxima.set(buf.blockMaxima);
-  const threshold = kthLargest(maxima, blocks, k);
+  const threshold =
+    k <= FEW ? kthLargestFew(buf.blockMaxima, k) : kthLargestCopy(buf.blockMaxima, blocks, k);
   // At most k blocks are scanned unless ties at the threshold bring in more.
   return threshold > -Infinity ? buf.collectAbove(threshold) : buf.collect(-Infinity);
+}
+
+/** Up to this k, the k-th largest block maximum is found by keeping the k largest in order in
+ * one scan (most maxima fail the first comparison), not by quickselect on a copy (8 ranks of
+ * 594 blocks: ~0.5 against ~2 µs). */
+const FEW = 8;
+const fewLargest = new Float32Array(FEW);
+
+/** The k-th largest (1-based, k ≤ FEW) of values, −Infinity when there are fewer than k; NaN
+ * is never among them. */
+function kthLargestFew(values: Float32Array, k: number): number {
+  const top = fewLargest;
+  top.fill(-Infinity, 0, k);
+  for (let i = 0; i < values.length; i++) {
+    const v = values[i]!;
+    if (!(v > top[k - 1]!)) continue;
+    let j = k - 1;
+    while (j > 0 && top[j - 1]! < v) {
+      top[j] = top[j - 1]!;
+      j--;
+    }
+    top[j] = v;
+  }
+  return top[k - 1]!;
+}
+
+function kthLargestCopy(values: Float32Array, n: number, k: number): number {
+  if (maxima.length < n) maxima = new Float32Array(n);
+  maxima.set(values);
+  return kthLargest(maxima, n, k);
 }
 
 /** The k-th largest (1-based) of values[0..n), reordering them (Hoare quickselect). */

@@ -230,6 +230,30 @@ const horizontal = (v: number, pick: number) => [
 const horizontalMax = (v: number) => horizontal(v, op.f32Max);
 const horizontalMin = (v: number) => horizontal(v, op.f32Min);
 
+/** (a0 ∘ a1) ∘ (a2 ∘ a3) of four v128 locals onto the stack, ∘ a lane-wise binary op. */
+const combine4 = (locals: number[], binary: number[]) => [
+  ...get(locals[0]!),
+  ...get(locals[1]!),
+  ...binary,
+  ...get(locals[2]!),
+  ...get(locals[3]!),
+  ...binary,
+  ...binary,
+];
+
+/** Stores, at p, the f32x4 local x with every lane below vBound replaced by vValue's (NaN
+ * stays). */
+const maskVector = (p: number, x: number, vBound: number, vValue: number) => [
+  ...get(p),
+  ...get(vValue),
+  ...get(x),
+  ...get(x),
+  ...get(vBound),
+  ...f32x4.lt,
+  ...v128.bitselect,
+  ...vstore,
+];
+
 /** Accumulates the two halves of the f32x4 on the stack (kept in `tmp`) into f64x2 `acc`. */
 const accumulate64 = (tmp: number, acc: number) => [
   ...tee(tmp),
@@ -639,17 +663,7 @@ function collectKernel(masking: boolean): KernelFn {
     ...op.brIf(0),
     ...op.end,
   ];
-  // x ← value where x < threshold (NaN stays)
-  const mask = [
-    ...get(p),
-    ...get(vValue),
-    ...get(x),
-    ...get(x),
-    ...get(vThreshold),
-    ...f32x4.lt,
-    ...v128.bitselect,
-    ...vstore,
-  ];
+  const mask = maskVector(p, x, vThreshold, vValue);
   return {
     name: masking ? "maskCollect" : "collect",
     params: masking ? [I32, I32, F32, F32, I32, F32] : [I32, I32, F32, F32, I32],
@@ -723,13 +737,7 @@ function chunkedSum(
           ],
           SUM_LANES,
         ),
-        ...get(acc32[0]!),
-        ...get(acc32[1]!),
-        ...f32x4.add,
-        ...get(acc32[2]!),
-        ...get(acc32[3]!),
-        ...f32x4.add,
-        ...f32x4.add,
+        ...combine4(acc32, f32x4.add),
         ...accumulate64(tmp, acc64),
       ],
       CHUNK * 16,
@@ -893,13 +901,7 @@ function weightedSumKernel(clamped: boolean): KernelFn {
         [
           ...sums.flatMap((acc) => [...f32c(0), ...f32x4.splat, ...set(acc)]),
           ...eachVector(p, chunkEnd, [...step, ...advance(w, 4)], 4),
-          ...get(sums[0]!),
-          ...get(sums[1]!),
-          ...f32x4.add,
-          ...get(sums[2]!),
-          ...get(sums[3]!),
-          ...f32x4.add,
-          ...f32x4.add,
+          ...combine4(sums, f32x4.add),
           ...accumulate64(tmp, acc64),
         ],
         CHUNK * 16,
@@ -956,15 +958,9 @@ function maskBelowKernel(): KernelFn {
       ...splatInto(value, vValue),
       ...eachVector(p, end, [
         ...get(p),
-        ...get(vValue),
-        ...get(p),
         ...vload(),
-        ...tee(x),
-        ...get(x),
-        ...get(vBound),
-        ...f32x4.lt,
-        ...v128.bitselect,
-        ...vstore,
+        ...set(x),
+        ...maskVector(p, x, vBound, vValue),
       ]),
     ],
   };
@@ -1039,23 +1035,11 @@ function blockStatsKernel(): KernelFn {
       ],
       64,
     ),
-    ...get(acc0),
-    ...get(acc1),
-    ...f32x4.pmax,
-    ...get(acc2),
-    ...get(acc3),
-    ...f32x4.pmax,
-    ...f32x4.pmax,
+    ...combine4(accumulators, f32x4.pmax),
     ...set(acc0),
     ...horizontalMax(acc0),
     ...set(m),
-    ...get(minima[0]!),
-    ...get(minima[1]!),
-    ...f32x4.pmin,
-    ...get(minima[2]!),
-    ...get(minima[3]!),
-    ...f32x4.pmin,
-    ...f32x4.pmin,
+    ...combine4(minima, f32x4.pmin),
     ...set(x),
     ...horizontalMin(x),
     ...set(least),

@@ -304,13 +304,16 @@ export class VocabBuffers {
    * ran on these logits), and the threshold high enough that few blocks do. */
   collectAbove(threshold: number): number {
     const maxima = this.blockMaxima;
-    const logits = this.logits;
     const index = this.index;
+    const { logits, index: out } = this.at;
+    const from = float32AtLeast(Math.max(threshold, LOWEST));
     let count = 0;
     for (let b = 0; b < maxima.length; b++) {
       if (!(maxima[b]! >= threshold)) continue;
-      const end = Math.min((b + 1) * BLOCK, this.size);
-      for (let i = b * BLOCK; i < end; i++) if (logits[i]! >= threshold) index[count++] = i;
+      // The kernel numbers the block's tokens from 0 (the padding, −Infinity, is never listed).
+      const found = this.k.collect(logits + 4 * b * BLOCK, BLOCK, from, Infinity, out + 4 * count);
+      for (let i = count; i < count + found; i++) index[i]! += b * BLOCK;
+      count += found;
     }
     return count;
   }
