@@ -177,8 +177,8 @@ export function topTokens(buf: VocabBuffers, k: number, ids: Int32Array, fresh =
 
 /**
  * Masks (sets to `masked`) every logit outside the top-p nucleus: after the weights
- * exp((x − max)·scale) were written to `buf.weights` with their sum `z` (and `buf.max()` left
- * the block maxima), the nucleus is the tokens whose more likely tokens weigh less than p·z
+ * exp((x − shift)·scale) were written to `buf.weights` with their sum `z` (`maximaFresh`:
+ * and `buf.max()` left the block maxima of these logits), the nucleus is the tokens whose more likely tokens weigh less than p·z
  * together; every token at or above its lowest logit stays (ties at the edge too).
  * A strided sample of the vocabulary, sorted once, predicts where the mass reaches p·z; exact
  * mass passes above sampled logits narrow the edge to a few sampled ranks, one pass masks
@@ -188,10 +188,11 @@ export function topTokens(buf: VocabBuffers, k: number, ids: Int32Array, fresh =
 export function maskOutsideNucleus(
   buf: VocabBuffers,
   p: number,
-  max: number,
+  shift: number,
   scale: number,
   z: number,
   masked: number,
+  maximaFresh: boolean,
 ): void {
   if (p >= 1) return;
   const target = p * z;
@@ -217,6 +218,7 @@ export function maskOutsideNucleus(
   const topMass = taken > 0 ? buf.massAbove(sorted[0]!) : z;
   if (topMass >= target) {
     // The nucleus lies among the few tokens at or above the sample's largest logit.
+    if (!maximaFresh) buf.max();
     const count = buf.collectAbove(boundary(1));
     buf.maskBelow(lowestLogit(logits, index, nucleus(index, count, weights, target).count), masked);
     return;
@@ -226,7 +228,7 @@ export function maskOutsideNucleus(
   // rare in a sample). The search interpolates in that coordinate between two exact masses.
   estimated[1] = topMass;
   for (let r = 1; r < taken; r++)
-    estimated[r + 1] = estimated[r]! + roughExp((sorted[r]! - max) * scale) * stride;
+    estimated[r + 1] = estimated[r]! + roughExp((sorted[r]! - shift) * scale) * stride;
   estimated[taken + 1] = estimated[taken]!;
   // Narrow hi < lo, with massAt(hi) < target ≤ massAt(lo), by exact mass passes; after two
   // probes that moved the same end, one bisection, so that a bad guess costs little.

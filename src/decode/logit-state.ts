@@ -187,9 +187,14 @@ export class LogitState {
   private keepNucleus(p: number): void {
     if (!(p > 0 && p <= 1)) throw new RangeError(`top-p must be in (0, 1], got ${p}`);
     const buf = this.buf;
+    const sampled = buf.sampledSoftmaxWeights();
+    if (sampled) {
+      maskOutsideNucleus(buf, p, sampled.shift, 1, sampled.z, MASKED_LOGIT, false);
+      return;
+    }
     const max = buf.max();
     if (!(max > -Infinity && max < Infinity)) return;
-    maskOutsideNucleus(buf, p, max, 1, buf.softmaxWeights(max), MASKED_LOGIT);
+    maskOutsideNucleus(buf, p, max, 1, buf.softmaxWeights(max), MASKED_LOGIT, true);
   }
 
   private checkSlot(slot: number): void {

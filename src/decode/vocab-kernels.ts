@@ -65,6 +65,11 @@ const BOUND_MARGIN = 512;
  * largest at f = 1/ln 2 − 1, 1.061476, and the margin adds 2^−14. */
 export const BOUND_RATIO = 1.0616;
 
+/** Logits sampledSoftmaxWeights takes its shift from (strided over the vocabulary). */
+const SHIFT_SAMPLE = 512;
+/** The most the weights shifted by a sampled logit may sum to (e^60). */
+const MAX_SAMPLED_SUM = Math.exp(60);
+
 const bitsOf = new Int32Array(1);
 const floatOf = new Float32Array(bitsOf.buffer);
 
@@ -285,6 +290,26 @@ export class VocabBuffers {
       if (!Number.isNaN(z)) return z;
     }
     return this.expWeights(shift, 1);
+  }
+
+  /**
+   * The weights for logit_top_p's nucleus search without a pass for the maximum first: where
+   * llama.cpp's exp kernel is bound, it writes exp(x − s) with s the largest of a strided
+   * sample (any shift will do for a search that compares masses, as long as the weights stay
+   * finite: at most e^60 in all, so that no float32 sum of them overflows). Returns s and the
+   * weights' sum, or undefined (no kernel, nothing finite sampled, a NaN logit, a logit far
+   * above the sample's): then expWeights or softmaxWeights at the maximum.
+   */
+  sampledSoftmaxWeights(): { shift: number; z: number } | undefined {
+    const native = ggmlCpuKernels();
+    if (!native) return undefined;
+    const logits = this.logits;
+    const stride = Math.max(1, Math.floor(this.size / SHIFT_SAMPLE));
+    let shift = -Infinity;
+    for (let i = 0; i < this.size; i += stride) if (logits[i]! > shift) shift = logits[i]!;
+    if (!(shift > -Infinity && shift < Infinity)) return undefined;
+    const z = native.softMax(this.size, this.weights, logits, shift);
+    return z <= MAX_SAMPLED_SUM ? { shift, z } : undefined;
   }
 
   /** Fills `weights` with upper bounds of exp((x − shift)·scale) (each at most 6.2% over, 0
