@@ -357,7 +357,7 @@ export class VocabBuffers {
     const { logits, index } = this;
     const from = float32AtLeast(Math.max(threshold, LOWEST));
     const to = float32AtLeast(below);
-    const whole = this.size & ~3;
+    const whole = this.size & ~15; // the kernel takes 16 floats per step
     let count = this.k.maskCollect(this.at.logits, whole, from, to, this.at.index, value);
     for (let i = whole; i < this.size; i++) {
       if (logits[i]! < from) logits[i] = value;
