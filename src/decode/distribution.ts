@@ -34,6 +34,8 @@ const SAMPLE = 1024;
 /** The nucleus's edge is narrowed to this many sampled ranks before collecting the tokens
  * between them (GRANULE / SAMPLE of the vocabulary at most: 2,400 tokens at 151,936). */
 const GRANULE = 16;
+/** How many sampled ranks a probe steps past the predicted edge (see maskOutsideNucleus). */
+const OVERSHOOT = GRANULE / 4;
 /** Vocabularies up to this size are partitioned whole: cheaper than sampling them. */
 const SMALL_VOCABULARY = 4 * SAMPLE;
 /** The sample's estimated mass at or above each of its logits (see maskOutsideNucleus). */
@@ -177,8 +179,7 @@ export function topTokens(buf: VocabBuffers, k: number, ids: Int32Array, fresh =
 
 /**
  * Masks (sets to `masked`) every logit outside the top-p nucleus: after the weights
- * exp((x − shift)·scale) were written to `buf.weights` with their sum `z` (`maximaFresh`:
- * and `buf.max()` left the block maxima of these logits), the nucleus is the tokens whose more likely tokens weigh less than p·z
+ * exp((x − shift)·scale) were written to `buf.weights` with their sum `z`, the nucleus is the tokens whose more likely tokens weigh less than p·z
  * together; every token at or above its lowest logit stays (ties at the edge too).
  * A strided sample of the vocabulary, sorted once, predicts where the mass reaches p·z; exact
  * mass passes above sampled logits narrow the edge to a few sampled ranks, one pass masks
@@ -192,7 +193,6 @@ export function maskOutsideNucleus(
   scale: number,
   z: number,
   masked: number,
-  maximaFresh: boolean,
 ): void {
   if (p >= 1) return;
   const target = p * z;
@@ -215,12 +215,14 @@ export function maskOutsideNucleus(
   // Boundary r (0..taken + 1): +Infinity, the sampled logits in descending order, −Infinity;
   // massAt(r) is the exact mass at or above it: 0 at r = 0, z at r = taken + 1.
   const boundary = (r: number) => (r <= 0 ? Infinity : r > taken ? -Infinity : sorted[r - 1]!);
-  const topMass = taken > 0 ? buf.massAbove(sorted[0]!) : z;
+  // The tokens at or above the sample's largest logit (about one per sampled rank's stride, and
+  // the strong candidates): listed by one pass over the logits alone, and their mass summed.
+  const top = buf.collect(boundary(1));
+  let topMass = 0;
+  for (let i = 0; i < top; i++) topMass += weights[index[i]!]!;
   if (topMass >= target) {
-    // The nucleus lies among the few tokens at or above the sample's largest logit.
-    if (!maximaFresh) buf.max();
-    const count = buf.collectAbove(boundary(1));
-    buf.maskBelow(lowestLogit(logits, index, nucleus(index, count, weights, target).count), masked);
+    // The nucleus lies among them.
+    buf.maskBelow(lowestLogit(logits, index, nucleus(index, top, weights, target).count), masked);
     return;
   }
   // Each sampled token below the top stands for `stride` tokens: estimated[r] is the mass at or
@@ -230,8 +232,12 @@ export function maskOutsideNucleus(
   for (let r = 1; r < taken; r++)
     estimated[r + 1] = estimated[r]! + roughExp((sorted[r]! - shift) * scale) * stride;
   estimated[taken + 1] = estimated[taken]!;
-  // Narrow hi < lo, with massAt(hi) < target ≤ massAt(lo), by exact mass passes; after two
-  // probes that moved the same end, one bisection, so that a bad guess costs little.
+  // Narrow hi < lo, with massAt(hi) < target ≤ massAt(lo), by exact mass passes. Each probe
+  // steps from the end nearer the target in mass, by the mass missing, in the estimate's
+  // coordinate: near the edge the estimate's mass per sampled rank is that of the tokens there,
+  // which the sample predicts well (across the whole bracket it is biased). It steps a quarter
+  // granule past the predicted edge, so that two good steps bracket it from both sides. After
+  // two probes that moved the same end, one bisection, so that a bad guess costs little.
   let hi = 1;
   let hiMass = topMass;
   let lo = taken + 1;
@@ -242,10 +248,9 @@ export function maskOutsideNucleus(
     const bisect = repeats >= 2;
     let probe = (hi + lo) >>> 1;
     if (!bisect) {
-      const want =
-        estimated[hi]! +
-        ((target - hiMass) / (loMass - hiMass)) * (estimated[lo]! - estimated[hi]!);
-      probe = firstAtLeast(estimated, hi, lo, want);
+      const fromLo = loMass - target <= target - hiMass;
+      const want = fromLo ? estimated[lo]! - (loMass - target) : estimated[hi]! + (target - hiMass);
+      probe = firstAtLeast(estimated, hi, lo, want) + (fromLo ? -OVERSHOOT : OVERSHOOT);
     }
     probe = Math.min(lo - 1, Math.max(hi + 1, probe));
     const mass = buf.massAbove(boundary(probe));

@@ -189,12 +189,12 @@ export class LogitState {
     const buf = this.buf;
     const sampled = buf.sampledSoftmaxWeights();
     if (sampled) {
-      maskOutsideNucleus(buf, p, sampled.shift, 1, sampled.z, MASKED_LOGIT, false);
+      maskOutsideNucleus(buf, p, sampled.shift, 1, sampled.z, MASKED_LOGIT);
       return;
     }
     const max = buf.max();
     if (!(max > -Infinity && max < Infinity)) return;
-    maskOutsideNucleus(buf, p, max, 1, buf.softmaxWeights(max), MASKED_LOGIT, true);
+    maskOutsideNucleus(buf, p, max, 1, buf.softmaxWeights(max), MASKED_LOGIT);
   }
 
   private checkSlot(slot: number): void {
