@@ -215,21 +215,12 @@ export function maskOutsideNucleus(
   // Boundary r (0..taken + 1): +Infinity, the sampled logits in descending order, −Infinity;
   // massAt(r) is the exact mass at or above it: 0 at r = 0, z at r = taken + 1.
   const boundary = (r: number) => (r <= 0 ? Infinity : r > taken ? -Infinity : sorted[r - 1]!);
-  // The tokens at or above the sample's largest logit (about one per sampled rank's stride, and
-  // the strong candidates): listed by one pass over the logits alone, and their mass summed.
-  const top = buf.collect(boundary(1));
-  let topMass = 0;
-  for (let i = 0; i < top; i++) topMass += weights[index[i]!]!;
-  if (topMass >= target) {
-    // The nucleus lies among them.
-    buf.maskBelow(lowestLogit(logits, index, nucleus(index, top, weights, target).count), masked);
-    return;
-  }
-  // Each sampled token below the top stands for `stride` tokens: estimated[r] is the mass at or
-  // above boundary r so estimated (monotone, but biased: the heavy upper tail of the body is
-  // rare in a sample). The search interpolates in that coordinate between two exact masses.
-  estimated[1] = topMass;
-  for (let r = 1; r < taken; r++)
+  // Each sampled token stands for `stride` tokens: estimated[r] is the mass at or above
+  // boundary r so estimated (monotone, but biased: the heavy upper tail of the body, and the
+  // strong candidates above the sample, are rare in it or missing). Only its differences near
+  // the edge are used: the search starts from the exact ends, 0 above everything and z.
+  estimated[0] = 0;
+  for (let r = 0; r < taken; r++)
     estimated[r + 1] = estimated[r]! + roughExp((sorted[r]! - shift) * scale) * stride;
   estimated[taken + 1] = estimated[taken]!;
   // Narrow hi < lo, with massAt(hi) < target ≤ massAt(lo), by exact mass passes. Each probe
@@ -237,9 +228,11 @@ export function maskOutsideNucleus(
   // coordinate: near the edge the estimate's mass per sampled rank is that of the tokens there,
   // which the sample predicts well (across the whole bracket it is biased). It steps a quarter
   // granule past the predicted edge, so that two good steps bracket it from both sides. After
-  // two probes that moved the same end, one bisection, so that a bad guess costs little.
-  let hi = 1;
-  let hiMass = topMass;
+  // two probes that moved the same end, one bisection, so that a bad guess costs little. When
+  // the nucleus lies above the sample's top (a peaked distribution), the search ends at hi = 0
+  // and the band is every token above boundary(lo).
+  let hi = 0;
+  let hiMass = 0;
   let lo = taken + 1;
   let loMass = z;
   let lastMoved = 0; // +1: hi moved, −1: lo moved
