@@ -227,23 +227,27 @@ export function maskOutsideNucleus(
   // steps from the end nearer the target in mass, by the mass missing, in the estimate's
   // coordinate: near the edge the estimate's mass per sampled rank is that of the tokens there,
   // which the sample predicts well (across the whole bracket it is biased). It steps a quarter
-  // granule past the predicted edge, so that two good steps bracket it from both sides. After
-  // two probes that moved the same end, one bisection, so that a bad guess costs little. When
-  // the nucleus lies above the sample's top (a peaked distribution), the search ends at hi = 0
-  // and the band is every token above boundary(lo).
+  // granule past the predicted edge, so that two good steps bracket it from both sides; but the
+  // first step from lo stops a quarter granule short, to land on a lo just below the edge:
+  // then the granule above it is taken at once (speculate). After two probes that moved the
+  // same end, one bisection, so that a bad guess costs little. When the nucleus lies above the
+  // sample's top (a peaked distribution), the search ends at hi = 0 and the band is every
+  // token above boundary(lo).
   let hi = 0;
   let hiMass = 0;
   let lo = taken + 1;
   let loMass = z;
   let lastMoved = 0; // +1: hi moved, −1: lo moved
   let repeats = 0;
+  let speculated = false;
   while (lo - hi > GRANULE) {
     const bisect = repeats >= 2;
     let probe = (hi + lo) >>> 1;
     if (!bisect) {
       const fromLo = loMass - target <= target - hiMass;
       const want = fromLo ? estimated[lo]! - (loMass - target) : estimated[hi]! + (target - hiMass);
-      probe = firstAtLeast(estimated, hi, lo, want) + (fromLo ? -OVERSHOOT : OVERSHOOT);
+      const past = fromLo && speculated ? -OVERSHOOT : OVERSHOOT;
+      probe = firstAtLeast(estimated, hi, lo, want) + (fromLo ? past : OVERSHOOT);
     }
     probe = Math.min(lo - 1, Math.max(hi + 1, probe));
     const mass = buf.massAbove(boundary(probe));
@@ -256,14 +260,56 @@ export function maskOutsideNucleus(
     } else {
       lo = probe;
       loMass = mass;
+      if (!speculated && !bisect && lo - hi > GRANULE) {
+        speculated = true;
+        const top = Math.max(hi, lo - GRANULE);
+        if (maskBand(buf, lo, top, boundary, loMass, target, masked)) return;
+        // The edge lies above that band, which is masked now with everything below it.
+        lo = top;
+        loMass = bandAbove;
+      }
     }
   }
-  // The edge lies among the tokens in [boundary(lo), boundary(hi)): everything below is masked
-  // in the pass that collects them, then those of them below the edge.
-  const count = buf.maskBelowCollect(boundary(lo), boundary(hi), masked);
-  const inside = nucleus(index, count, weights, target - hiMass).count;
+  maskBand(buf, lo, hi, boundary, loMass, target, masked, hiMass);
+}
+
+/** massAt(top) as maskBand found it when the edge was not in its band. */
+let bandAbove = 0;
+
+/**
+ * Masks every token below boundary(lo) (massAt(lo) = loMass ≥ target, so all of them lie
+ * outside the nucleus) in the pass that collects those in [boundary(lo), boundary(top)), then
+ * those of them outside it. The edge lies in that band when massAt(top) < target: `topMass`
+ * when known, else loMass less the band's weights. Returns whether it did; when not, every
+ * token of the band is masked too and massAt(top) is left in bandAbove.
+ */
+function maskBand(
+  buf: VocabBuffers,
+  lo: number,
+  top: number,
+  boundary: (r: number) => number,
+  loMass: number,
+  target: number,
+  masked: number,
+  topMass?: number,
+): boolean {
+  const { logits, weights, index } = buf;
+  const count = buf.maskBelowCollect(boundary(lo), boundary(top), masked);
+  let above = topMass;
+  if (above === undefined) {
+    let band = 0;
+    for (let i = 0; i < count; i++) band += weights[index[i]!]!;
+    above = loMass - band;
+  }
+  if (above >= target) {
+    for (let i = 0; i < count; i++) logits[index[i]!] = masked;
+    bandAbove = above;
+    return false;
+  }
+  const inside = nucleus(index, count, weights, target - above).count;
   const cut = lowestLogit(logits, index, inside);
   for (let i = inside; i < count; i++) if (logits[index[i]!]! < cut) logits[index[i]!] = masked;
+  return true;
 }
 
 /** The first r in [from, to] with values[r] ≥ want (values ascending); `to` when none. */
