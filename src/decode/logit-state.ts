@@ -57,6 +57,16 @@ export class LogitState {
     this.invalidate();
   }
 
+  /** Forgets everything from earlier steps, snapshots included: the state of a new sequence
+   * (see takeLogitState). */
+  reset(): void {
+    this.edits.length = 0;
+    this.invalidate();
+    this.snapshots.fill(undefined);
+    this.scratchSlot = -1;
+    this.scratchOnly = false;
+  }
+
   private invalidate(): void {
     this.topCount = -1;
     this.cachedEntropy = NaN;
