@@ -1,12 +1,20 @@
 // Cost per step of every sampling mode and every distribution read at 512, 32,000 and 151,936
 // tokens, with ratios against peers measured in the same run: the naive implementation (copy,
 // full sort, Math.exp over everything), llama.cpp's own sampler chain (llama_sampler_* through
-// koffi), and the memory floor (one copy of the logits).
+// koffi), and the memory floor (one copy of the logits). The distribution reads run twice: with
+// llama.cpp's exp kernel (bound once the engine's library is loaded, as in the decode loop) and
+// with the WebAssembly kernels alone (the fallback).
 // `npm run bench:sampler`, or `node dist/bench/sampler.js 151936` for one vocabulary size
 import { loadavg } from "node:os";
 import { Rng, Sampler, type SamplerOptions } from "../src/decode/sampler.js";
 import { LogitState } from "../src/decode/logit-state.js";
 import { llamaChain } from "./llama-sampler.js";
+import { loadLlamaLibrary } from "../src/engine/llama/library.js";
+import {
+  ggmlCpuKernels,
+  ggmlCpuKernelsStatus,
+  setGgmlCpuKernelsEnabled,
+} from "../src/engine/llama/ggml-cpu-kernels.js";
 
 /** The issue's budget per step at 151,936 tokens. */
 const BUDGET_MS = 0.15;
@@ -92,6 +100,8 @@ function naiveTop(l: Float32Array, k: number): number[] {
 
 interface Read {
   name: string;
+  /** Computes exponentials over the vocabulary: timed with llama.cpp's exp kernel and without. */
+  exp?: boolean;
   ours: (state: LogitState, logits: Float32Array) => number;
   naive: (logits: Float32Array, work: Float32Array) => number;
 }
@@ -99,11 +109,13 @@ interface Read {
 const READS: Read[] = [
   {
     name: "token stats (p, H)",
+    exp: true,
     ours: (s, l) => (s.load(l), s.probability(7) + s.entropy()),
     naive: (l) => naiveEntropy(l) + Math.exp(l[7]! - naiveMax(l)),
   },
   {
     name: "hook: top-5 + H + top1 + argmax",
+    exp: true,
     ours: (s, l) => {
       s.load(l);
       let sum = s.entropy() + s.topProb(0) + s.argmax();
@@ -130,6 +142,7 @@ const READS: Read[] = [
   },
   {
     name: "logit_top_p 0.9",
+    exp: true,
     ours: (s, l) => (s.load(l), s.apply({ op: "top-p", p: 0.9 }), s.logits[0]!),
     naive: (l, w) => {
       w.set(l);
@@ -219,13 +232,16 @@ async function main(): Promise<void> {
   const load = loadavg()
     .map((x) => x.toFixed(2))
     .join(" ");
+  // Loaded as the engine loads it: this binds llama.cpp's exp kernel (ggml-cpu-kernels.ts).
+  await loadLlamaLibrary("cpu").catch(() => undefined); // without it: WebAssembly alone
   console.log(`sampler benchmark · load average ${load} · budget ${BUDGET_MS} ms at 151,936`);
+  console.log(`distribution reads: ${ggmlCpuKernelsStatus()}, then WebAssembly alone`);
   console.log(
     `ms per step, CPU time (wall in brackets), fastest of ${ROUNDS} rounds; ratios are peer CPU ÷ ours (higher: ours faster);`,
   );
   console.log("floor× is ours ÷ one copy of the logits; budget checks ours (CPU) at 151,936\n");
   console.log(
-    `${"vocab".padEnd(8)}${"mode".padEnd(34)}${"ours cpu".padStart(9)}${"(wall)".padStart(10)}  naive  llama.cpp  floor×  budget`,
+    `${"vocab".padEnd(8)}${"mode".padEnd(42)}${"ours cpu".padStart(9)}${"(wall)".padStart(10)}  naive  llama.cpp  floor×  budget`,
   );
   for (const vocab of VOCABS) {
     const logits = logitsFor(vocab, vocab);
@@ -238,7 +254,7 @@ async function main(): Promise<void> {
       const verdict = vocab === 151936 ? (ours.cpu <= BUDGET_MS ? "  ok" : "  over") : "";
       const floorRatio = `${(ours.cpu / floor.cpu).toFixed(1)}×`.padStart(6);
       console.log(
-        `${String(vocab).padEnd(8)}${name.padEnd(34)}${ms(ours.cpu)} (${ms(ours.wall)}) ${ratio(naive, ours)} ${ratio(peer, ours)}   ${floorRatio}${verdict}`,
+        `${String(vocab).padEnd(8)}${name.padEnd(42)}${ms(ours.cpu)} (${ms(ours.wall)}) ${ratio(naive, ours)} ${ratio(peer, ours)}   ${floorRatio}${verdict}`,
       );
     };
     line("floor: one copy of the logits", floor);
@@ -255,9 +271,14 @@ async function main(): Promise<void> {
     const state = new LogitState(vocab);
     const work = new Float32Array(vocab);
     for (const read of READS) {
-      const ours = perStep(() => read.ours(state, logits), minMs, 20);
       const naive = perStep(() => read.naive(logits, work), minMs, 3);
-      line(read.name, ours, naive);
+      const paths = read.exp && ggmlCpuKernels() ? ["ggml", "wasm"] : [""];
+      for (const path of paths) {
+        setGgmlCpuKernelsEnabled(path !== "wasm");
+        const ours = perStep(() => read.ours(state, logits), minMs, 20);
+        line(path ? `${read.name} · ${path}` : read.name, ours, naive);
+      }
+      setGgmlCpuKernelsEnabled(true);
     }
   }
 }

@@ -2,6 +2,8 @@
 // shipped models, against peers measured in the same run: the engine's raw batched decode at the
 // same batch size (greedy argmax, one llama_decode per step, no HTTP, no VM), and llama-server when
 // one is found ($LLAMA_SERVER or `llama-server` on PATH; otherwise its columns are skipped).
+// A second table says where the time went: how long the decode thread waited for a core, the
+// bench clients' own CPU per token for each server, and llama-server's step by its own `timings`.
 // Then: disconnect-to-slot-freed time, and a load run of 200 requests from 32 clients, a third of
 // them with failing or looping regions.
 //   npm run build && node dist/bench/server.js [max-tokens] [rounds]
@@ -66,21 +68,32 @@ const pct = (xs: number[], p: number) =>
 const median = (xs: number[]) => pct(xs, 0.5);
 
 interface ClientRun {
+  /** Text tokens generated, as OpenAI counts them (the end-of-text token is not one). */
   tokens: number;
   /** The last finish_reason the stream sent (undefined if it sent none). */
   finishReason: string | undefined;
   ttftMs: number;
   gapsMs: number[];
   text: string;
+  /** llama-server's own per-token generation time for this request (its `timings` field), ms. */
+  peerTokenMs?: number;
 }
 
 /** The clients' connections, kept open between requests as an OpenAI client's are. */
 const keepAlive = new Agent({ keepAlive: true, maxSockets: Infinity });
 
-/** A POST whose response body arrives as a stream of text; rejects on a non-2xx status. Plain
- * node:http: fetch's own work per request (about 1.5 ms here, in this process) is the client's
- * cost, not the server's. */
-async function* postStream(url: string, path: string, body: string): AsyncGenerator<string> {
+/** A POST whose response body arrives as a stream of text, handed to `onText` as it comes;
+ * rejects on a non-2xx status. Plain node:http with a data listener: fetch's own work per
+ * request (about 1.5 ms here, in this process), or an async iterator's per chunk, is the
+ * client's cost, not the server's, and on this machine's two cores it competes with the
+ * servers for CPU: a server that sends a chunk per token (llama-server) makes the client work
+ * most. */
+async function postStream(
+  url: string,
+  path: string,
+  body: string,
+  onText: (text: string) => void,
+): Promise<void> {
   const target = new URL(url + path);
   const res = await new Promise<IncomingMessage>((resolve, reject) => {
     const req = httpRequest(
@@ -98,30 +111,28 @@ async function* postStream(url: string, path: string, body: string): AsyncGenera
     req.end(body);
   });
   res.setEncoding("utf8");
-  if (res.statusCode === undefined || res.statusCode >= 300) {
-    let text = "";
-    for await (const part of res) text += part;
-    throw new Error(`${path}: HTTP ${res.statusCode} ${text}`);
-  }
-  for await (const part of res) yield part as string;
+  const failed = res.statusCode === undefined || res.statusCode >= 300;
+  let errorText = "";
+  await new Promise<void>((resolve, reject) => {
+    res.on("data", (part: string) => (failed ? (errorText += part) : onText(part)));
+    res.on("end", resolve);
+    res.on("error", reject);
+  });
+  if (failed) throw new Error(`${path}: HTTP ${res.statusCode} ${errorText}`);
 }
 
 /** One streaming request; tokens counted from usage, latencies from content chunks. */
 async function streamOnce(url: string, path: string, body: object): Promise<ClientRun> {
   const start = performance.now();
-  const parts = postStream(
-    url,
-    path,
-    JSON.stringify({ ...body, stream: true, stream_options: { include_usage: true } }),
-  );
   let buffer = "";
   let last = 0;
   let ttft = NaN;
   let tokens = 0;
   let text = "";
   let finishReason: string | undefined;
+  let peerTokenMs: number | undefined;
   const gaps: number[] = [];
-  for await (const part of parts) {
+  const onText = (part: string) => {
     buffer += part;
     let cut;
     while ((cut = buffer.indexOf("\n\n")) >= 0) {
@@ -130,6 +141,7 @@ async function streamOnce(url: string, path: string, body: object): Promise<Clie
       if (!line.startsWith("data: ") || line === "data: [DONE]") continue;
       const chunk = JSON.parse(line.slice(6));
       if (chunk.usage) tokens = chunk.usage.completion_tokens;
+      if (chunk.timings) peerTokenMs = chunk.timings.predicted_per_token_ms;
       // A stream that fails ends with an error chunk: keep its message for the load run's report.
       if (chunk.error) text += ` [stream error: ${chunk.error.message}]`;
       const c = chunk.choices?.[0];
@@ -143,8 +155,14 @@ async function streamOnce(url: string, path: string, body: object): Promise<Clie
         text += piece;
       }
     }
-  }
-  return { tokens, finishReason, ttftMs: ttft, gapsMs: gaps, text };
+  };
+  await postStream(
+    url,
+    path,
+    JSON.stringify({ ...body, stream: true, stream_options: { include_usage: true } }),
+    onText,
+  );
+  return { tokens, finishReason, ttftMs: ttft, gapsMs: gaps, text, peerTokenMs };
 }
 
 /** `ruffian serve` in its own process, as a user runs it (the client's work is not its cost). */
@@ -176,14 +194,25 @@ async function spawnServer(
   return { url, pid: child.pid!, stop: () => child.kill("SIGTERM") };
 }
 
-/** CPU seconds of one thread, exact from the scheduler's own count (getrusage is tick-scaled
- * over short spans); NaN where /proc cannot tell. */
-function threadSeconds(pid: number, tid: number): number {
+/** One thread's time from the scheduler's own count (getrusage is tick-scaled over short
+ * spans): seconds on a CPU, and seconds runnable but waiting for one (another thread or process
+ * had the core); NaN where /proc cannot tell. */
+interface ThreadTime {
+  cpu: number;
+  wait: number;
+}
+
+function threadTime(pid: number, tid: number): ThreadTime {
   try {
-    return Number(readFileSync(`/proc/${pid}/task/${tid}/schedstat`, "utf8").split(" ")[0]) / 1e9;
+    const [cpu, wait] = readFileSync(`/proc/${pid}/task/${tid}/schedstat`, "utf8").split(" ");
+    return { cpu: Number(cpu) / 1e9, wait: Number(wait) / 1e9 };
   } catch {
-    return NaN;
+    return { cpu: NaN, wait: NaN };
   }
+}
+
+function threadSeconds(pid: number, tid: number): number {
+  return threadTime(pid, tid).cpu;
 }
 
 /** CPU seconds of a process's main thread: in the raw peer the thread that runs llama_decode and
@@ -193,13 +222,13 @@ function mainThreadSeconds(pid: number | undefined): number {
   return pid === undefined ? NaN : threadSeconds(pid, pid);
 }
 
-/** CPU seconds of each thread of a process, by thread id. */
-function threadTable(pid: number | undefined): Map<number, number> {
-  const table = new Map<number, number>();
+/** The time of each thread of a process, by thread id. */
+function threadTable(pid: number | undefined): Map<number, ThreadTime> {
+  const table = new Map<number, ThreadTime>();
   if (pid === undefined) return table;
   try {
     for (const tid of readdirSync(`/proc/${pid}/task`))
-      table.set(Number(tid), threadSeconds(pid, Number(tid)) || 0);
+      table.set(Number(tid), threadTime(pid, Number(tid)));
   } catch {
     // The process is gone: no threads to read.
   }
@@ -207,14 +236,25 @@ function threadTable(pid: number | undefined): Map<number, number> {
 }
 
 /** The thread that spent the most CPU between two tables: the decode thread (llama_decode and
- * the loop's JavaScript), wherever it runs; NaN when /proc cannot tell. */
-function busiestThreadSeconds(before: Map<number, number>, after: Map<number, number>): number {
-  let most = NaN;
-  for (const [tid, seconds] of after) {
-    const spent = seconds - (before.get(tid) ?? 0);
-    if (!(spent <= most)) most = spent;
+ * the loop's JavaScript), wherever it runs, with its CPU and run-queue seconds; NaN when /proc
+ * cannot tell. */
+function busiestThread(
+  before: Map<number, ThreadTime>,
+  after: Map<number, ThreadTime>,
+): ThreadTime {
+  let most: ThreadTime = { cpu: NaN, wait: NaN };
+  for (const [tid, now] of after) {
+    const was = before.get(tid) ?? { cpu: 0, wait: 0 };
+    const spent = { cpu: (now.cpu || 0) - (was.cpu || 0), wait: (now.wait || 0) - (was.wait || 0) };
+    if (!(spent.cpu <= most.cpu)) most = spent;
   }
   return most;
+}
+
+/** CPU seconds of this process (the bench's clients, while a server is measured). */
+function clientSeconds(): number {
+  const { user, system } = process.cpuUsage();
+  return (user + system) / 1e6;
 }
 
 /** CPU seconds of every thread of a process (llama-server's HTTP and slot threads included). */
@@ -236,6 +276,7 @@ async function serverRun(server: { url: string; pid?: number }, load: Load, clie
   const cpuBefore = processSeconds(server.pid);
   const mainBefore = mainThreadSeconds(server.pid);
   const threadsBefore = threadTable(server.pid);
+  const clientBefore = clientSeconds();
   const start = performance.now();
   const runs = await Promise.all(
     Array.from({ length: clients }, (_, i) =>
@@ -246,12 +287,16 @@ async function serverRun(server: { url: string; pid?: number }, load: Load, clie
   const tokens = runs.reduce((n, r) => n + r.tokens, 0);
   const cpu = processSeconds(server.pid) - cpuBefore;
   const main = mainThreadSeconds(server.pid) - mainBefore;
-  const decode = busiestThreadSeconds(threadsBefore, threadTable(server.pid));
+  const decode = busiestThread(threadsBefore, threadTable(server.pid));
   return {
     tokensPerSecond: tokens / seconds,
     cpuMicrosPerToken: (cpu * 1e6) / tokens,
     mainMicrosPerToken: (main * 1e6) / tokens,
-    decodeMicrosPerToken: (decode * 1e6) / tokens,
+    decodeMicrosPerToken: (decode.cpu * 1e6) / tokens,
+    /** How long the decode thread was runnable but off a core: the HTTP thread, the clients or
+     * another process had it. */
+    decodeWaitMicrosPerToken: (decode.wait * 1e6) / tokens,
+    clientMicrosPerToken: ((clientSeconds() - clientBefore) * 1e6) / tokens,
     ttft: runs.map((r) => r.ttftMs),
     gaps: runs.flatMap((r) => r.gapsMs),
   };
@@ -262,7 +307,7 @@ async function rawRun(
   load: Load,
   clients: number,
   kvUnified: boolean,
-): Promise<{ tokensPerSecond: number; cpuMicrosPerToken: number }> {
+): Promise<{ tokensPerSecond: number; cpuMicrosPerToken: number; waitMicrosPerToken: number }> {
   const engine = await openEngine(load.model, {
     sequences: clients,
     contextSize: 512 * clients,
@@ -273,12 +318,13 @@ async function rawRun(
   });
   try {
     const start = performance.now();
-    const cpuStart = mainThreadSeconds(process.pid);
+    const timeStart = threadTime(process.pid, process.pid);
     const prompts = Array.from({ length: clients }, (_, i) =>
       engine.tokenize(load.prompt(i), { addSpecial: true, parseSpecial: true }),
     );
     engine.decode(prompts.map((tokens, seq) => ({ seq, tokens })));
     const active = new Set(prompts.map((_, seq) => seq));
+    // Text tokens, counted as the servers' usage counts them: the end-of-text token is none.
     let sampled = 0;
     for (let step = 0; step < maxTokens && active.size > 0; step++) {
       const items: Array<{ seq: number; tokens: number[] }> = [];
@@ -286,16 +332,19 @@ async function rawRun(
         const logits = engine.logits(seq);
         let best = 0;
         for (let t = 1; t < logits.length; t++) if (logits[t]! > logits[best]!) best = t;
-        sampled++;
         if (engine.isEndOfGeneration(best)) active.delete(seq);
-        else items.push({ seq, tokens: [best] });
+        else {
+          sampled++;
+          items.push({ seq, tokens: [best] });
+        }
       }
       if (items.length > 0) engine.decode(items);
     }
-    const cpu = mainThreadSeconds(process.pid) - cpuStart;
+    const time = threadTime(process.pid, process.pid);
     return {
       tokensPerSecond: sampled / ((performance.now() - start) / 1000),
-      cpuMicrosPerToken: (cpu * 1e6) / sampled,
+      cpuMicrosPerToken: ((time.cpu - timeStart.cpu) * 1e6) / sampled,
+      waitMicrosPerToken: ((time.wait - timeStart.wait) * 1e6) / sampled,
     };
   } finally {
     engine.dispose();
@@ -350,6 +399,7 @@ async function spawnLlamaServer(
 async function llamaServerRun(peer: { url: string; pid: number }, load: Load, clients: number) {
   const url = peer.url;
   const cpuBefore = processSeconds(peer.pid);
+  const clientBefore = clientSeconds();
   const start = performance.now();
   const runs = await Promise.all(
     Array.from({ length: clients }, (_, i) =>
@@ -362,10 +412,17 @@ async function llamaServerRun(peer: { url: string; pid: number }, load: Load, cl
     ),
   );
   const seconds = (performance.now() - start) / 1000;
-  const tokens = runs.reduce((n, r) => n + r.tokens, 0);
+  // llama-server's completion_tokens also counts the end-of-text token (measured: 44 for a
+  // 43-token text); ours and OpenAI's do not. The bench sends no stop strings, so "stop" here is
+  // always that token.
+  const tokens = runs.reduce((n, r) => n + r.tokens - (r.finishReason === "stop" ? 1 : 0), 0);
   return {
     tokensPerSecond: tokens / seconds,
     cpuMicrosPerToken: ((processSeconds(peer.pid) - cpuBefore) * 1e6) / tokens,
+    clientMicrosPerToken: ((clientSeconds() - clientBefore) * 1e6) / tokens,
+    /** Its own generation time per token (`timings.predicted_per_token_ms`), median over the
+     * requests, µs: the step of its decode loop, without the HTTP round trips. */
+    stepMicros: median(runs.map((r) => (r.peerTokenMs ?? NaN) * 1000)),
   };
 }
 
@@ -383,6 +440,8 @@ async function throughputTable(): Promise<void> {
     "| model | clients | server tok/s | raw tok/s | server/raw | server decode-thread µs/tok | server HTTP-thread µs/tok | raw main-thread µs/tok | raw/server decode-thread | server all-threads µs/tok | TTFT p50 / p95 ms | ITL p50 / p95 ms | llama-server tok/s | llama-server all-threads µs/tok | server/llama-server |",
   );
   console.log("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+  /** The second table's rows: where each peer's time went (printed after the first). */
+  const where: string[] = [];
   for (const load of [stories, nano]) {
     for (const clients of [1, 4, 16]) {
       const server = await spawnServer(load.model, clients, packageRoot, serveArgs);
@@ -439,8 +498,36 @@ async function throughputTable(): Promise<void> {
               : "—"
           } | ${fmt(tps / peerTps, 2)} |`,
       );
+      const peerStep = peers.length ? med(peers, (x) => x.stepMicros) : NaN;
+      where.push(
+        `| ${modelIdOf(load.model)} | ${clients} | ${fmt(
+          med(ours, (x) => x.decodeWaitMicrosPerToken),
+          0,
+        )} | ` +
+          `${fmt(
+            med(raws, (x) => x.waitMicrosPerToken),
+            0,
+          )} | ${fmt(
+            med(ours, (x) => x.clientMicrosPerToken),
+            0,
+          )} | ` +
+          `${
+            peers.length
+              ? fmt(
+                  med(peers, (x) => x.clientMicrosPerToken),
+                  0,
+                )
+              : "—"
+          } | ` +
+          `${fmt(peerStep / 1000, 3)} | ${fmt((clients * 1e6) / peerStep, 0)} | ${fmt((rawTps * peerStep) / (clients * 1e6), 2)} |`,
+      );
     }
   }
+  console.log(
+    "\n| model | clients | server decode-thread run-queue wait µs/tok | raw run-queue wait µs/tok | bench client CPU µs/tok, server | bench client CPU µs/tok, llama-server | llama-server step ms (its timings) | llama-server tok/s by its timings | raw / that |",
+  );
+  console.log("|---|---:|---:|---:|---:|---:|---:|---:|---:|");
+  console.log(where.join("\n"));
   if (!llamaServer)
     console.log(
       "llama-server: not found (set LLAMA_SERVER or put llama-server on PATH); its columns are skipped",
@@ -481,15 +568,18 @@ async function abRun(other: string): Promise<void> {
   ] as const)
     console.log(
       `${name}: decode-thread µs/tok median ${fmt(median(runs.map((x) => x.decodeMicrosPerToken)), 0)} ` +
-        `[${runs.map((x) => fmt(x.decodeMicrosPerToken, 0)).join(" ")}], main thread ${fmt(median(runs.map((x) => x.mainMicrosPerToken)), 0)}, ` +
+        `[${runs.map((x) => fmt(x.decodeMicrosPerToken, 0)).join(" ")}], its run-queue wait ${fmt(median(runs.map((x) => x.decodeWaitMicrosPerToken)), 0)}, main thread ${fmt(median(runs.map((x) => x.mainMicrosPerToken)), 0)}, ` +
         `all threads ${fmt(median(runs.map((x) => x.cpuMicrosPerToken)), 0)}, ` +
-        `tok/s median ${fmt(median(runs.map((x) => x.tokensPerSecond)), 0)} [${runs.map((x) => fmt(x.tokensPerSecond, 0)).join(" ")}]`,
+        `tok/s median ${fmt(median(runs.map((x) => x.tokensPerSecond)), 0)} [${runs.map((x) => fmt(x.tokensPerSecond, 0)).join(" ")}], ` +
+        `TTFT p50 ${fmt(median(runs.flatMap((x) => x.ttft)), 2)} ms`,
     );
   const ratios = runsB.map((x, i) => x.decodeMicrosPerToken / runsA[i]!.decodeMicrosPerToken);
   const speed = runsB.map((x, i) => x.tokensPerSecond / runsA[i]!.tokensPerSecond);
+  const ttft = runsB.map((x, i) => median(x.ttft) / median(runsA[i]!.ttft));
   console.log(
     `B/A decode-thread µs/tok: median of per-round ratios ${fmt(median(ratios), 3)} [${ratios.map((x) => fmt(x, 2)).join(" ")}]; ` +
-      `B/A tok/s ${fmt(median(speed), 3)} [${speed.map((x) => fmt(x, 2)).join(" ")}]; load ${loadAverage()}`,
+      `B/A tok/s ${fmt(median(speed), 3)} [${speed.map((x) => fmt(x, 2)).join(" ")}]; ` +
+      `B/A TTFT p50 ${fmt(median(ttft), 3)} [${ttft.map((x) => fmt(x, 2)).join(" ")}]; load ${loadAverage()}`,
   );
 }
 

@@ -71,6 +71,9 @@ export interface RequestIntake {
   take(): GenerationRequest[];
   /** Called while no sequence is active: resolves true when requests wait, false to stop. */
   wait(): Promise<boolean>;
+  /** Called after a step's tokens were sampled and their events yielded, before their decode:
+   * what was sampled can leave now rather than one decode later. */
+  sampled?(): void;
 }
 
 export interface DecodeLoopOptions {
@@ -165,7 +168,7 @@ export class DecodeLoop {
     this.active = [];
     this.isolate = intake !== undefined;
     this.admit(requests);
-    yield* this.drain(this.active);
+    for (let ev = this.nextEvent(this.active); ev; ev = this.nextEvent(this.active)) yield ev;
 
     let lastYield = performance.now();
     for (;;) {
@@ -173,7 +176,7 @@ export class DecodeLoop {
         const joining = intake.take();
         if (joining.length > 0) {
           this.admit(joining);
-          yield* this.drain(this.active);
+          for (let ev = this.nextEvent(this.active); ev; ev = this.nextEvent(this.active)) yield ev;
         }
       }
       const seqs = this.active;
@@ -182,7 +185,7 @@ export class DecodeLoop {
       }
       this.cancelled.clear();
       if (!seqs.some((s) => !s.done)) {
-        yield* this.drain(seqs);
+        for (let ev = this.nextEvent(seqs); ev; ev = this.nextEvent(seqs)) yield ev;
         this.active = [];
         if (!intake || !(await intake.wait())) break;
         lastYield = performance.now();
@@ -206,6 +209,10 @@ export class DecodeLoop {
         }
       }
       if (items.length > 0) {
+        // The tokens just sampled need not wait for their own decode (a request's first token,
+        // above all: at 16 sequences a step is a few milliseconds).
+        for (let ev = this.nextEvent(owners); ev; ev = this.nextEvent(owners)) yield ev;
+        intake?.sampled?.();
         this.applySteering(owners);
         this.preserveLogits(owners);
         this.decodeFitting(items, owners);
@@ -215,8 +222,8 @@ export class DecodeLoop {
         }
         this.runClosedRegions(owners);
       }
-      yield* this.drain(seqs);
-      this.active = seqs.filter((s) => !s.done);
+      for (let ev = this.nextEvent(seqs); ev; ev = this.nextEvent(seqs)) yield ev;
+      if (seqs.some((s) => s.done)) this.active = seqs.filter((s) => !s.done);
       if (this.active.length > 0 && this.active.every((s) => s.waitingForWorker)) {
         // Every sequence waits for a VM worker: sleep until an outcome, a request or a cancel.
         const signal = this.options.signal;
@@ -370,10 +377,15 @@ export class DecodeLoop {
     s.finish("error", err instanceof Error ? err.message : String(err));
   }
 
-  private *drain(seqs: SequenceState[]): Generator<DecodeEvent> {
+  /** The oldest queued event of the first of `seqs` that has one (sequences in order, as
+   * before). A plain loop over this in run(), not a `yield*` of a generator: in an async
+   * generator that would wrap every event in extra promises. */
+  private nextEvent(seqs: readonly SequenceState[]): DecodeEvent | undefined {
     for (const s of seqs) {
-      for (let ev = s.nextEvent(); ev; ev = s.nextEvent()) yield ev;
+      const ev = s.nextEvent();
+      if (ev) return ev;
     }
+    return undefined;
   }
 
   /** Evaluates each prompt (reusing a matching KV prefix when asked) so logits are ready. */
@@ -601,8 +613,9 @@ export class DecodeLoop {
 
   private applySteering(owners: SequenceState[]): void {
     for (const s of owners) {
-      for (const [layer, add] of s.takeSteering())
-        this.engine.steer(layer, { add }, { seq: s.seq });
+      const pending = s.takeSteering();
+      if (pending.length === 0) continue;
+      for (const [layer, add] of pending) this.engine.steer(layer, { add }, { seq: s.seq });
     }
   }
 
@@ -611,7 +624,7 @@ export class DecodeLoop {
     for (const name of s.hookNames()) {
       // An earlier hook of this step may have removed it.
       if (!s.consumeHookCall(name)) continue;
-      const outcome = s.inPhase("hook", () => s.vm.call(name, [s.step]));
+      const outcome = s.callHook(name);
       s.recordVm("hook", "c", `${name}(${s.step})`, outcome);
       if (outcome.stdout) {
         s.emit({
@@ -685,6 +698,8 @@ export class DecodeLoop {
 
   /** Reports each region's outcome and evaluates its result into the KV cache (one batch). */
   private inject(ran: readonly RegionRun[]): void {
+    // Called twice every step, nearly always with nothing to do: no arrays for that.
+    if (ran.length === 0) return;
     const engine = this.engine;
     const items: Array<{ seq: number; tokens: number[] }> = [];
     const injected: Array<{ s: SequenceState; text: string; tokens: number[] }> = [];

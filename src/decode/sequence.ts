@@ -64,6 +64,25 @@ export type VmPhase = "idle" | "setup" | "hook" | "region";
 /** What takeSteering returns when nothing is pending (every step, usually): no allocation. */
 const NO_STEERING: ReadonlyArray<[number, Float32Array]> = [];
 
+/** The logit states of finished sequences, by vocabulary size, for new sequences to take. A
+ * state holds a few MB of WebAssembly memory with its own instance of the SIMD kernels: a fresh
+ * one per request faults its pages in during the first steps and hands V8 a new call target
+ * for every kernel, which makes it throw away its optimized code of the passes that call them. */
+const spareLogitStates = new Map<number, LogitState[]>();
+
+function takeLogitState(vocabSize: number): LogitState {
+  const state = spareLogitStates.get(vocabSize)?.pop();
+  if (!state) return new LogitState(vocabSize);
+  state.reset();
+  return state;
+}
+
+function giveBackLogitState(state: LogitState): void {
+  let spare = spareLogitStates.get(state.vocabSize);
+  if (!spare) spareLogitStates.set(state.vocabSize, (spare = []));
+  spare.push(state);
+}
+
 /** A region running on a VM worker, and its outcome once it is back. */
 interface Offload {
   region: Region;
@@ -98,6 +117,8 @@ export class SequenceState implements IntrinsicHost {
   private pendingEdits: LogitEdit[] = [];
   /** Hook functions and the calls each has left (always > 0). */
   private readonly hooks = new Map<string, number>();
+  /** The keys of `hooks` in order, made when first asked for after they changed. */
+  private hookOrder: string[] | null = null;
   private readonly checkpoints = new Map<number, Checkpoint>();
   /** Checkpoints taken during a region program: they point past the injected result. */
   private deferredCheckpoints: number[] = [];
@@ -236,9 +257,21 @@ export class SequenceState implements IntrinsicHost {
     return this.hooks.size > 0;
   }
 
-  /** The hooks set now, in the order they were set (a snapshot: hooks may change hooks). */
-  hookNames(): string[] {
-    return [...this.hooks.keys()];
+  /** The hooks set now, in the order they were set (a snapshot: hooks may change hooks; made
+   * again only after they did, not at every step). */
+  hookNames(): readonly string[] {
+    return (this.hookOrder ??= [...this.hooks.keys()]);
+  }
+
+  /** Calls hook `name` with the current step in the sequence's VM session. */
+  callHook(name: string): VmOutcome {
+    const before = this.phase;
+    this.phase = "hook";
+    try {
+      return this.vm.call(name, [this.sampledTokens]);
+    } finally {
+      this.phase = before;
+    }
   }
 
   /** Takes one call of hook `name` before it runs: false when it is no longer set; a hook whose
@@ -246,7 +279,7 @@ export class SequenceState implements IntrinsicHost {
   consumeHookCall(name: string): boolean {
     const left = this.hooks.get(name);
     if (left === undefined) return false;
-    if (left <= 1) this.hooks.delete(name);
+    if (left <= 1) this.removeHook(name);
     else this.hooks.set(name, left - 1);
     this.stats.hookCalls++;
     return true;
@@ -254,7 +287,7 @@ export class SequenceState implements IntrinsicHost {
 
   /** Removes a hook (it failed). */
   removeHook(name: string): void {
-    this.hooks.delete(name);
+    if (this.hooks.delete(name)) this.hookOrder = null;
   }
 
   /** The activation additions asked for since the last decode, which are then cleared. */
@@ -360,7 +393,7 @@ export class SequenceState implements IntrinsicHost {
     }
     this.scanner = new RegionScanner({ syntaxes: options.syntaxes });
     this.sampler = new Sampler(engine.capabilities.nVocab, options.sampling);
-    this.logitState = new LogitState(engine.capabilities.nVocab);
+    this.logitState = takeLogitState(engine.capabilities.nVocab);
     if (options.controlVector) {
       this.vectorBefore = engine.controlVectorOf(this.seq);
       engine.setControlVector(this.seq, options.controlVector);
@@ -398,8 +431,11 @@ export class SequenceState implements IntrinsicHost {
     return this.context;
   }
   hookSet(fn: string, steps: number): void {
-    if (steps <= 0) this.hooks.delete(fn);
-    else this.hooks.set(fn, steps);
+    if (steps <= 0) this.removeHook(fn);
+    else {
+      if (!this.hooks.has(fn)) this.hookOrder = null;
+      this.hooks.set(fn, steps);
+    }
   }
   hookStep(): number {
     return this.step;
@@ -595,6 +631,8 @@ export class SequenceState implements IntrinsicHost {
   finish(reason: DoneReason, error?: string): void {
     if (this.finished) return;
     this.finished = true;
+    // Nothing reads this sequence's logits after it ends (its VM binding lets go just below).
+    giveBackLogitState(this.logitState);
     if (this.liveVm) this.liveVm.binding.target = null;
     if (this.vectorBefore !== undefined) {
       this.engine.setControlVector(this.seq, this.vectorBefore);

@@ -151,7 +151,14 @@ function atStep(idle: boolean): void {
 }
 
 try {
-  host = await openLocalHost(options, { metrics: relay.metrics, regionRunner, onStep: atStep });
+  host = await openLocalHost(options, {
+    metrics: relay.metrics,
+    regionRunner,
+    onStep: atStep,
+    // A first token (or an end, or events past their gathering window) leaves before the
+    // decode of the step that sampled it.
+    onSampled: () => flush(false),
+  });
   port.on("message", (msg: ToWorker) => {
     const before = accepted.length;
     handle(msg);

@@ -47,6 +47,8 @@ export interface LocalHostParts {
   regionRunner: VmWorkerRunner;
   /** See SchedulerOptions.onStep. */
   onStep?: (idle: boolean) => void;
+  /** See SchedulerOptions.onSampled. */
+  onSampled?: () => void;
 }
 
 const ALL: ObserveOptions = { hidden: true, attention: true, kv: true, finalNorm: true };
@@ -112,6 +114,7 @@ export class LocalHost implements DecodeHost {
       queueLimit: options.queueLimit,
       observe: options.glassBox ? ALL : NONE,
       onStep: parts.onStep,
+      onSampled: parts.onSampled,
     });
     this.sessions = new SessionStore(engine);
   }

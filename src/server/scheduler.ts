@@ -51,6 +51,9 @@ export interface SchedulerOptions {
    * before the loop waits for work or for VM workers): the decode worker receives requests and
    * sends the steps' events there. */
   onStep?: (idle: boolean) => void;
+  /** Called after each step's tokens were sampled and dispatched, before their decode (see
+   * RequestIntake.sampled): the decode worker sends a first token there. */
+  onSampled?: () => void;
   /** Activations the engine records for glass-box reads (default: none, the fastest). */
   observe?: ObserveOptions;
   /** Runs regions that do not read the model off the loop's thread (see DecodeLoopOptions). */
@@ -77,6 +80,7 @@ export class Scheduler {
   private readonly runner: Promise<void>;
   private readonly metrics: DecodeMetrics;
   private readonly onStep: ((idle: boolean) => void) | undefined;
+  private readonly onSampled: (() => void) | undefined;
   private readonly observe: ObserveOptions;
   private readonly regionRunner: VmWorkerRunner | undefined;
 
@@ -95,6 +99,7 @@ export class Scheduler {
     };
     this.regionRunner = options.regionRunner;
     this.onStep = options.onStep;
+    this.onSampled = options.onSampled;
     for (let s = 0; s < this.slots; s++) this.free.add(s);
     this.metrics.slots.set(this.slots);
     this.runner = this.runLoop();
@@ -287,7 +292,11 @@ export class Scheduler {
   }
 
   private async runLoop(): Promise<void> {
-    const intake = { take: () => this.take(), wait: () => this.wait() };
+    const intake = {
+      take: () => this.take(),
+      wait: () => this.wait(),
+      sampled: () => this.onSampled?.(),
+    };
     while (!this.closed) {
       const loop = new DecodeLoop(this.engine, {
         observe: this.observe,

@@ -20,6 +20,8 @@ export class OutputBuffer {
     for (let i = 0; i < n; i++) this.chunks.push(bytes[i]!);
   }
   text(): string {
+    // Most hook calls print nothing: no Buffer for them.
+    if (this.chunks.length === 0) return "";
     return Buffer.from(this.chunks).toString("utf8");
   }
 }

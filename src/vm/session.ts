@@ -131,7 +131,14 @@ export class VmSession {
   private version = 0;
   private readonly callCache = new Map<
     string,
-    { version: number; instance: WasmInstance; ty: Type; compiled: CompiledModule }
+    {
+      version: number;
+      entry: EntryPoint;
+      ty: Type;
+      compiled: CompiledModule;
+      /** No parameter is 64-bit: number arguments need no conversion. */
+      numeric: boolean;
+    }
   >();
   // per-run metering state
   private granted = 0;
@@ -224,7 +231,15 @@ export class VmSession {
             fty.params![i]!.kind === "long" ? BigInt(v) : v,
           )
         : [];
-    const outcome = this.execute(compiled, instance, root, fty, args, stats, true);
+    const outcome = this.execute(
+      compiled,
+      entryPoint(instance, root),
+      root,
+      fty,
+      args,
+      stats,
+      true,
+    );
     if (outcome.ok && parsed.runsMain && outcome.exitCode === undefined) {
       const v = outcome.value.value;
       const code =
@@ -350,18 +365,23 @@ export class VmSession {
   call(name: string, args: Array<number | bigint>): VmOutcome {
     const t0 = now();
     const stats: VmStats = { compileMs: 0, runMs: 0, instructions: 0, memoryBytes: 0 };
-    if (!this.hasFunction(name))
-      return this.failure(
-        { kind: "type", message: `unknown function '${name}'`, line: 0, column: 0 },
-        "",
-        stats,
-      );
+    // A cached module of the current version means the function is still defined: a hook's
+    // call per token then skips the lookup (definitions change only with `version`).
     let cached = this.callCache.get(name);
     if (!cached || cached.version !== this.version) {
+      if (!this.hasFunction(name))
+        return this.failure(
+          { kind: "type", message: `unknown function '${name}'`, line: 0, column: 0 },
+          "",
+          stats,
+        );
       try {
         const compiled = this.compile(this.scope, [name]);
         const instance = this.instantiate(compiled);
-        cached = { version: this.version, instance, ty: compiled.exports.get(name)!, compiled };
+        const ty = compiled.exports.get(name)!;
+        const numeric = ty.params!.every((p) => p.kind !== "long");
+        const entry = entryPoint(instance, name);
+        cached = { version: this.version, entry, ty, compiled, numeric };
         this.callCache.set(name, cached);
       } catch (e) {
         stats.compileMs = now() - t0;
@@ -381,8 +401,12 @@ export class VmSession {
         "",
         stats,
       );
-    const converted = args.map((a, i) => toWasmArg(a, params[i]!));
-    return this.execute(cached.compiled, cached.instance, name, cached.ty, converted, stats);
+    // Plain numbers for int/double parameters go in as they are (no converted copy per call).
+    const converted =
+      cached.numeric && args.every((a) => typeof a === "number")
+        ? args
+        : args.map((a, i) => toWasmArg(a, params[i]!));
+    return this.execute(cached.compiled, cached.entry, name, cached.ty, converted, stats);
   }
 
   private compile(scope: GlobalScope, roots: string[]): CompiledModule {
@@ -478,7 +502,7 @@ export class VmSession {
 
   private execute(
     compiled: CompiledModule,
-    instance: WasmInstance,
+    entry: EntryPoint,
     name: string,
     fty: Type,
     args: Array<number | bigint>,
@@ -487,10 +511,9 @@ export class VmSession {
      * the two getrusage calls cost ~1.8 µs, more than a hook call itself). */
     measureCpu = false,
   ): VmOutcome {
-    const ex = instance.exports;
-    const sp = ex["sp"] as WasmGlobal;
-    this.depth = ex["depth"] as WasmGlobal;
-    this.fuel = ex["fuel"] as WasmGlobal;
+    const sp = entry.sp;
+    this.depth = entry.depth;
+    this.fuel = entry.fuel;
     sp.value = this.mem.stackTop;
     this.depth.value = 0;
     const chunk = fuelWithinDepth(
@@ -505,7 +528,7 @@ export class VmSession {
     const t0 = now();
     const cpu0 = measureCpu ? process.cpuUsage() : undefined;
     this.deadline = t0 + this.limits.wallClockMs;
-    const fn = ex[name] as (...a: Array<number | bigint>) => number | bigint | undefined;
+    const fn = entry.fn;
     let result: number | bigint | undefined;
     let error: VmError | null = null;
     let exitCode: number | null = null;
@@ -564,8 +587,8 @@ export class VmSession {
   }
 
   private toValue(raw: number | bigint | undefined, ty: Type): VmValue {
-    const ctype = typeName(ty);
     if (ty.kind === "void" || raw === undefined) return { ctype: "void", value: null };
+    const ctype = typeName(ty);
     if (typeof raw === "bigint")
       return { ctype, value: ty.unsigned ? BigInt.asUintN(64, raw) : raw };
     if (ty.kind === "ptr" && ty.base!.kind === "char") {
@@ -752,6 +775,25 @@ function framedImport(name: string, frame: NonNullable<BridgeEntry["frame"]>): (
               : f(arg(dv, 0), arg(dv, 1), arg(dv, 2), arg(dv, 3));
     if (result === "f64") target.mem.dv.setFloat64(slot(0), Number(r), true);
     else if (result) target.mem.dv.setInt32(slot(0), Number(r) | 0, true);
+  };
+}
+
+/** What a run of one exported function needs from its instance, looked up once (`exports`
+ * is an API getter, and a hook's function runs at every token). */
+interface EntryPoint {
+  fn: (...args: Array<number | bigint>) => number | bigint | undefined;
+  sp: WasmGlobal;
+  depth: WasmGlobal;
+  fuel: WasmGlobal;
+}
+
+function entryPoint(instance: WasmInstance, name: string): EntryPoint {
+  const ex = instance.exports;
+  return {
+    fn: ex[name] as EntryPoint["fn"],
+    sp: ex["sp"] as WasmGlobal,
+    depth: ex["depth"] as WasmGlobal,
+    fuel: ex["fuel"] as WasmGlobal,
   };
 }
 

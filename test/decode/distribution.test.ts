@@ -6,6 +6,31 @@ import assert from "node:assert/strict";
 import { LogitState, MASKED_LOGIT } from "../../src/decode/logit-state.js";
 import { Rng, Sampler } from "../../src/decode/sampler.js";
 import { entropyNats, nucleusByFullSort, softmax, sortedIds } from "./reference.js";
+import { loadLlamaLibrary } from "../../src/engine/llama/library.js";
+import {
+  ggmlCpuKernels,
+  setGgmlCpuKernelsEnabled,
+} from "../../src/engine/llama/ggml-cpu-kernels.js";
+
+// Loading llama.cpp binds its exp kernel, which the statistics then use; each exactness test
+// runs on that path and on the WebAssembly kernels alone (the fallback elsewhere).
+await loadLlamaLibrary("cpu");
+const PATHS = [
+  ["llama.cpp's exp kernel", true],
+  ["WebAssembly", false],
+] as const;
+
+function onEachPath(run: (path: string) => void): void {
+  assert.ok(ggmlCpuKernels(), "the ggml CPU kernels are bound on this Linux x64 machine");
+  for (const [path, native] of PATHS) {
+    setGgmlCpuKernelsEnabled(native);
+    try {
+      run(path);
+    } finally {
+      setGgmlCpuKernelsEnabled(true);
+    }
+  }
+}
 
 const VOCABS = [512, 32000, 151936];
 
@@ -36,55 +61,59 @@ function shapes(vocab: number, seed: number): Array<[string, Float32Array]> {
   ];
 }
 
-test("entropy, probabilities and top-64 match float64 references within 1e-6", () => {
-  for (const vocab of VOCABS) {
-    for (const [shape, logits] of shapes(vocab, vocab)) {
-      const state = new LogitState(vocab);
-      state.load(logits);
-      const what = `${shape} at ${vocab}`;
-      const h = entropyNats(logits);
-      assert.ok(
-        Math.abs(state.entropy() - h) <= 1e-6,
-        `${what}: entropy ${state.entropy()} vs ${h}`,
-      );
-      const probs = softmax(logits);
-      const order = sortedIds(logits);
-      for (let rank = 0; rank < 64; rank++) {
-        const id = order[rank]!;
-        if (!(logits[id]! > -Infinity)) break;
-        assert.equal(state.topToken(rank), id, `${what}: rank ${rank}`);
-        assert.ok(Math.abs(state.topProb(rank) - probs[id]!) <= 1e-6, `${what}: p at ${rank}`);
-      }
-      for (const id of [1, vocab >> 1, vocab - 1]) {
-        const p = logits[id]! > -Infinity ? probs[id]! : 0;
-        assert.ok(Math.abs(state.probability(id) - p) <= 1e-6, `${what}: p(${id})`);
-      }
-      assert.equal(state.argmax(), order[0]);
-    }
-  }
-});
-
-test("logit_top_p keeps exactly the full-sort nucleus at every vocabulary size", () => {
-  for (const vocab of VOCABS) {
-    for (const [shape, logits] of shapes(vocab, vocab + 1)) {
-      if (shape === "masked") continue; // the reference's softmax has no −Infinity handling
-      for (const p of [0.5, 0.9, 0.99]) {
+test("entropy, probabilities and top-64 match float64 references within 1e-6", () =>
+  onEachPath((path) => {
+    for (const vocab of VOCABS) {
+      for (const [shape, logits] of shapes(vocab, vocab)) {
         const state = new LogitState(vocab);
         state.load(logits);
-        state.apply({ op: "top-p", p });
-        const expected = nucleusByFullSort(logits, p);
-        let kept = 0;
-        for (let id = 0; id < vocab; id++) {
-          const inside = state.logits[id] !== MASKED_LOGIT;
-          if (inside) kept++;
-          if (inside !== expected.has(id))
-            assert.fail(`${shape} at ${vocab}, p=${p}: token ${id} ${inside ? "kept" : "masked"}`);
+        const what = `${path}: ${shape} at ${vocab}`;
+        const h = entropyNats(logits);
+        assert.ok(
+          Math.abs(state.entropy() - h) <= 1e-6,
+          `${what}: entropy ${state.entropy()} vs ${h}`,
+        );
+        const probs = softmax(logits);
+        const order = sortedIds(logits);
+        for (let rank = 0; rank < 64; rank++) {
+          const id = order[rank]!;
+          if (!(logits[id]! > -Infinity)) break;
+          assert.equal(state.topToken(rank), id, `${what}: rank ${rank}`);
+          assert.ok(Math.abs(state.topProb(rank) - probs[id]!) <= 1e-6, `${what}: p at ${rank}`);
         }
-        assert.equal(kept, expected.size);
+        for (const id of [1, vocab >> 1, vocab - 1]) {
+          const p = logits[id]! > -Infinity ? probs[id]! : 0;
+          assert.ok(Math.abs(state.probability(id) - p) <= 1e-6, `${what}: p(${id})`);
+        }
+        assert.equal(state.argmax(), order[0]);
       }
     }
-  }
-});
+  }));
+
+test("logit_top_p keeps exactly the full-sort nucleus at every vocabulary size", () =>
+  onEachPath((path) => {
+    for (const vocab of VOCABS) {
+      for (const [shape, logits] of shapes(vocab, vocab + 1)) {
+        if (shape === "masked") continue; // the reference's softmax has no −Infinity handling
+        for (const p of [0.5, 0.9, 0.99]) {
+          const state = new LogitState(vocab);
+          state.load(logits);
+          state.apply({ op: "top-p", p });
+          const expected = nucleusByFullSort(logits, p);
+          let kept = 0;
+          for (let id = 0; id < vocab; id++) {
+            const inside = state.logits[id] !== MASKED_LOGIT;
+            if (inside) kept++;
+            if (inside !== expected.has(id))
+              assert.fail(
+                `${path}: ${shape} at ${vocab}, p=${p}: token ${id} ${inside ? "kept" : "masked"}`,
+              );
+          }
+          assert.equal(kept, expected.size);
+        }
+      }
+    }
+  }));
 
 test("edits, snapshots and diffs equal the plain per-token formulas", () => {
   const vocab = 151936;

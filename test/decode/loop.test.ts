@@ -296,6 +296,26 @@ int main() { hook_set("snap", 1); return 0; }`;
   assert.equal(doneText(events), plain);
 });
 
+test("a generation starts with no snapshots, even after one that left some", async () => {
+  // The loop reuses the logit buffers of finished sequences: what one generation saved must not
+  // be there for the next one to restore.
+  const saving = `void save(int step) { logit_snapshot(5); }
+int main() { hook_set("save", 1); return 0; }`;
+  await collect([{ prompt: PROMPT, maxTokens: 2, hook: saving }]);
+  const restoring = `void load(int step) { logit_restore(5); }
+int main() { hook_set("load", 1); return 0; }`;
+  const events = await collect([{ prompt: PROMPT, maxTokens: 2, hook: restoring }]);
+  const failed = events.find((e) => e.type === "hook-error");
+  assert.ok(failed && failed.type === "hook-error", "restoring an empty slot fails");
+  assert.match(failed.message, /snapshot slot 5 is empty/);
+  // And a reused buffer gives the same greedy text, entropies and probabilities as a fresh one.
+  const first = await collect([{ prompt: PROMPT, maxTokens: 6 }]);
+  const again = await collect([{ prompt: PROMPT, maxTokens: 6 }]);
+  const tokens = (evs: DecodeEvent[]) =>
+    evs.flatMap((e) => (e.type === "token" ? [[e.id, e.probability, e.entropy]] : []));
+  assert.deepEqual(tokens(again), tokens(first));
+});
+
 test("hooks run exactly n times and their output never enters the text", async () => {
   const hook = `
 int calls = 0;
@@ -696,4 +716,39 @@ test("in a long-lived loop, a request that fails ends alone with reason error", 
   assert.equal(doneText(events, 0), doneText(alone, 0));
   // Without an intake (one generation, one caller) the error ends the generation, as before.
   await assert.rejects(collect([{ seq: 1, prompt: tooLong, maxTokens: 16 }]), /the prompt has/);
+});
+
+test("in a long-lived loop, the tokens of a step reach the consumer before their decode", async () => {
+  let handed = false;
+  /** At each `sampled` call: the token events consumed so far, and the KV cells then held. */
+  const seen: Array<{ tokens: number[]; cells: number[] }> = [];
+  const events: DecodeEvent[] = [];
+  const tokensOf = (seq: number) => events.filter((e) => e.type === "token" && e.seq === seq);
+  const intake = {
+    take: (): GenerationRequest[] => {
+      if (handed) return [];
+      handed = true;
+      return [
+        { seq: 0, prompt: PROMPT, maxTokens: 6 },
+        { seq: 1, prompt: "One day", maxTokens: 6 },
+      ];
+    },
+    wait: async () => !handed,
+    sampled: () =>
+      seen.push({
+        tokens: [tokensOf(0).length, tokensOf(1).length],
+        cells: [engine.length(0), engine.length(1)],
+      }),
+  };
+  for await (const ev of new DecodeLoop(engine).run([], intake)) events.push(ev);
+  const prompts = [PROMPT, "One day"].map(
+    (p) => engine.tokenize(p, { addSpecial: true, parseSpecial: true }).length,
+  );
+  // Six steps decode six tokens per sequence (the sixth token ends it at max-tokens unseen).
+  assert.equal(seen.length, 6);
+  for (const [step, { tokens, cells }] of seen.entries()) {
+    // Step k's token is already with the consumer; the cache holds the prompt and k − 1 tokens.
+    assert.deepEqual(tokens, [step + 1, step + 1]);
+    assert.deepEqual(cells, [prompts[0]! + step, prompts[1]! + step]);
+  }
 });

@@ -14,6 +14,7 @@ import {
   ModelParams,
   verifyAbi,
 } from "./abi.js";
+import { bindGgmlCpuKernels } from "./ggml-cpu-kernels.js";
 
 // koffi's type registry is global: declaring these names once per process keeps reloads cheap.
 void ContextParams;
@@ -416,6 +417,9 @@ async function loadOnce(device: DeviceChoice): Promise<LoadedLibrary> {
   // An explicitly requested GPU backend that registered no GPU device would silently run on the CPU.
   if (device !== "auto" && device !== "cpu" && !hasGpu)
     throw await unavailable(device, `llama.cpp's ${device} backend found no ${device} device`);
+  // The decode loop's vocabulary passes borrow the CPU backend's vector kernels (the variant
+  // ggml just loaded for this CPU) when they pass their self-check.
+  bindGgmlCpuKernels();
   return {
     api,
     backend: chosen.kind !== "cpu" && hasGpu ? chosen.kind : "cpu",
