@@ -161,8 +161,8 @@ function pureBound(e: Node, vars: Set<Var>): boolean {
   }
 }
 
-/** What bodyKeepsBound's walk carries: module state rather than closures per call, whose
- * optimized code V8 drops with them at every full collection (see weight). */
+/** What bodyKeepsBound's walk carries: module state, as for weight, rather than closures made
+ * per call, whose optimized code V8 drops with them at every full collection. */
 let scanOk = true;
 const NO_VARS: Set<Var> = new Set();
 let scanVars = NO_VARS;
