@@ -34,9 +34,11 @@ const SAMPLE = 1024;
 /** The nucleus's edge is narrowed to this many sampled ranks before collecting the tokens
  * between them (GRANULE / SAMPLE of the vocabulary at most: 2,400 tokens at 151,936). */
 const GRANULE = 16;
+/** How many sampled ranks a probe steps past the predicted edge (see maskOutsideNucleus). */
+const OVERSHOOT = GRANULE / 4;
 /** Vocabularies up to this size are partitioned whole: cheaper than sampling them. */
 const SMALL_VOCABULARY = 4 * SAMPLE;
-/** The sample's estimated mass at or above each of its logits (see nucleusCut). */
+/** The sample's estimated mass at or above each of its logits (see maskOutsideNucleus). */
 const estimated = new Float64Array(SAMPLE + 2);
 const sample = new Float32Array(SAMPLE);
 /** The sample's float32 bits, as integers that sort in the floats' order. */
@@ -88,11 +90,40 @@ export function collectTopCandidates(buf: VocabBuffers, k: number, fresh = false
   if (!fresh) buf.max();
   const blocks = buf.blockMaxima.length;
   if (k > blocks) return buf.collect(-Infinity);
-  if (maxima.length < blocks) maxima = new Float32Array(blocks);
-  maxima.set(buf.blockMaxima);
-  const threshold = kthLargest(maxima, blocks, k);
+  const threshold =
+    k <= FEW ? kthLargestFew(buf.blockMaxima, k) : kthLargestCopy(buf.blockMaxima, blocks, k);
   // At most k blocks are scanned unless ties at the threshold bring in more.
   return threshold > -Infinity ? buf.collectAbove(threshold) : buf.collect(-Infinity);
+}
+
+/** Up to this k, the k-th largest block maximum is found by keeping the k largest in order in
+ * one scan (most maxima fail the first comparison), not by quickselect on a copy (8 ranks of
+ * 594 blocks: ~0.5 against ~2 µs). */
+const FEW = 8;
+const fewLargest = new Float32Array(FEW);
+
+/** The k-th largest (1-based, k ≤ FEW) of values, −Infinity when there are fewer than k; NaN
+ * is never among them. */
+function kthLargestFew(values: Float32Array, k: number): number {
+  const top = fewLargest;
+  top.fill(-Infinity, 0, k);
+  for (let i = 0; i < values.length; i++) {
+    const v = values[i]!;
+    if (!(v > top[k - 1]!)) continue;
+    let j = k - 1;
+    while (j > 0 && top[j - 1]! < v) {
+      top[j] = top[j - 1]!;
+      j--;
+    }
+    top[j] = v;
+  }
+  return top[k - 1]!;
+}
+
+function kthLargestCopy(values: Float32Array, n: number, k: number): number {
+  if (maxima.length < n) maxima = new Float32Array(n);
+  maxima.set(values);
+  return kthLargest(maxima, n, k);
 }
 
 /** The k-th largest (1-based) of values[0..n), reordering them (Hoare quickselect). */
@@ -147,21 +178,23 @@ export function topTokens(buf: VocabBuffers, k: number, ids: Int32Array, fresh =
 }
 
 /**
- * The top-p nucleus's edge: after `buf.expWeights(max, scale)` returned `z` (and `buf.max()`
- * left the block maxima), the lowest logit of the nucleus, the tokens whose more likely tokens
- * weigh less than p·z together; every token at or above it is in (ties at the edge too).
+ * Masks (sets to `masked`) every logit outside the top-p nucleus: after the weights
+ * exp((x − shift)·scale) were written to `buf.weights` with their sum `z`, the nucleus is the tokens whose more likely tokens weigh less than p·z
+ * together; every token at or above its lowest logit stays (ties at the edge too).
  * A strided sample of the vocabulary, sorted once, predicts where the mass reaches p·z; exact
- * mass passes above sampled logits narrow the edge to a few sampled ranks (two or three passes
- * usually), the tokens between those are collected, and only they are partitioned by weight.
+ * mass passes above sampled logits narrow the edge to a few sampled ranks, one pass masks
+ * everything below them and collects the tokens between, and only those are partitioned by
+ * weight (and the ones below the edge masked).
  */
-export function nucleusCut(
+export function maskOutsideNucleus(
   buf: VocabBuffers,
   p: number,
-  max: number,
+  shift: number,
   scale: number,
   z: number,
-): number {
-  if (p >= 1) return -Infinity;
+  masked: number,
+): void {
+  if (p >= 1) return;
   const target = p * z;
   const logits = buf.logits;
   const weights = buf.weights;
@@ -169,7 +202,8 @@ export function nucleusCut(
   const n = buf.size;
   if (n <= SMALL_VOCABULARY) {
     const count = buf.collect(-Infinity);
-    return lowestLogit(logits, index, nucleus(index, count, weights, target).count);
+    buf.maskBelow(lowestLogit(logits, index, nucleus(index, count, weights, target).count), masked);
+    return;
   }
   const stride = Math.floor(n / SAMPLE);
   let taken = 0;
@@ -181,35 +215,39 @@ export function nucleusCut(
   // Boundary r (0..taken + 1): +Infinity, the sampled logits in descending order, −Infinity;
   // massAt(r) is the exact mass at or above it: 0 at r = 0, z at r = taken + 1.
   const boundary = (r: number) => (r <= 0 ? Infinity : r > taken ? -Infinity : sorted[r - 1]!);
-  const topMass = taken > 0 ? buf.massAbove(sorted[0]!) : z;
-  if (topMass >= target) {
-    // The nucleus lies among the few tokens at or above the sample's largest logit.
-    const count = buf.collectAbove(boundary(1));
-    return lowestLogit(logits, index, nucleus(index, count, weights, target).count);
-  }
-  // Each sampled token below the top stands for `stride` tokens: estimated[r] is the mass at or
-  // above boundary r so estimated (monotone, but biased: the heavy upper tail of the body is
-  // rare in a sample). The search interpolates in that coordinate between two exact masses.
-  estimated[1] = topMass;
-  for (let r = 1; r < taken; r++)
-    estimated[r + 1] = estimated[r]! + roughExp((sorted[r]! - max) * scale) * stride;
+  // Each sampled token stands for `stride` tokens: estimated[r] is the mass at or above
+  // boundary r so estimated (monotone, but biased: the heavy upper tail of the body, and the
+  // strong candidates above the sample, are rare in it or missing). Only its differences near
+  // the edge are used: the search starts from the exact ends, 0 above everything and z.
+  estimated[0] = 0;
+  for (let r = 0; r < taken; r++)
+    estimated[r + 1] = estimated[r]! + roughExp((sorted[r]! - shift) * scale) * stride;
   estimated[taken + 1] = estimated[taken]!;
-  // Narrow hi < lo, with massAt(hi) < target ≤ massAt(lo), by exact mass passes; after two
-  // probes that moved the same end, one bisection, so that a bad guess costs little.
-  let hi = 1;
-  let hiMass = topMass;
+  // Narrow hi < lo, with massAt(hi) < target ≤ massAt(lo), by exact mass passes. Each probe
+  // steps from the end nearer the target in mass, by the mass missing, in the estimate's
+  // coordinate: near the edge the estimate's mass per sampled rank is that of the tokens there,
+  // which the sample predicts well (across the whole bracket it is biased). It steps a quarter
+  // granule past the predicted edge, so that two good steps bracket it from both sides; but the
+  // first step from lo stops a quarter granule short, to land on a lo just below the edge:
+  // then the granule above it is taken at once (speculate). After two probes that moved the
+  // same end, one bisection, so that a bad guess costs little. When the nucleus lies above the
+  // sample's top (a peaked distribution), the search ends at hi = 0 and the band is every
+  // token above boundary(lo).
+  let hi = 0;
+  let hiMass = 0;
   let lo = taken + 1;
   let loMass = z;
   let lastMoved = 0; // +1: hi moved, −1: lo moved
   let repeats = 0;
+  let speculated = false;
   while (lo - hi > GRANULE) {
     const bisect = repeats >= 2;
     let probe = (hi + lo) >>> 1;
     if (!bisect) {
-      const want =
-        estimated[hi]! +
-        ((target - hiMass) / (loMass - hiMass)) * (estimated[lo]! - estimated[hi]!);
-      probe = firstAtLeast(estimated, hi, lo, want);
+      const fromLo = loMass - target <= target - hiMass;
+      const want = fromLo ? estimated[lo]! - (loMass - target) : estimated[hi]! + (target - hiMass);
+      const past = fromLo && speculated ? -OVERSHOOT : OVERSHOOT;
+      probe = firstAtLeast(estimated, hi, lo, want) + (fromLo ? past : OVERSHOOT);
     }
     probe = Math.min(lo - 1, Math.max(hi + 1, probe));
     const mass = buf.massAbove(boundary(probe));
@@ -222,10 +260,56 @@ export function nucleusCut(
     } else {
       lo = probe;
       loMass = mass;
+      if (!speculated && !bisect && lo - hi > GRANULE) {
+        speculated = true;
+        const top = Math.max(hi, lo - GRANULE);
+        if (maskBand(buf, lo, top, boundary, loMass, target, masked)) return;
+        // The edge lies above that band, which is masked now with everything below it.
+        lo = top;
+        loMass = bandAbove;
+      }
     }
   }
-  const count = buf.collect(boundary(lo), boundary(hi));
-  return lowestLogit(logits, index, nucleus(index, count, weights, target - hiMass).count);
+  maskBand(buf, lo, hi, boundary, loMass, target, masked, hiMass);
+}
+
+/** massAt(top) as maskBand found it when the edge was not in its band. */
+let bandAbove = 0;
+
+/**
+ * Masks every token below boundary(lo) (massAt(lo) = loMass ≥ target, so all of them lie
+ * outside the nucleus) in the pass that collects those in [boundary(lo), boundary(top)), then
+ * those of them outside it. The edge lies in that band when massAt(top) < target: `topMass`
+ * when known, else loMass less the band's weights. Returns whether it did; when not, every
+ * token of the band is masked too and massAt(top) is left in bandAbove.
+ */
+function maskBand(
+  buf: VocabBuffers,
+  lo: number,
+  top: number,
+  boundary: (r: number) => number,
+  loMass: number,
+  target: number,
+  masked: number,
+  topMass?: number,
+): boolean {
+  const { logits, weights, index } = buf;
+  const count = buf.maskBelowCollect(boundary(lo), boundary(top), masked);
+  let above = topMass;
+  if (above === undefined) {
+    let band = 0;
+    for (let i = 0; i < count; i++) band += weights[index[i]!]!;
+    above = loMass - band;
+  }
+  if (above >= target) {
+    for (let i = 0; i < count; i++) logits[index[i]!] = masked;
+    bandAbove = above;
+    return false;
+  }
+  const inside = nucleus(index, count, weights, target - above).count;
+  const cut = lowestLogit(logits, index, inside);
+  for (let i = inside; i < count; i++) if (logits[index[i]!]! < cut) logits[index[i]!] = masked;
+  return true;
 }
 
 /** The first r in [from, to] with values[r] ≥ want (values ascending); `to` when none. */

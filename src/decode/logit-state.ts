@@ -1,7 +1,7 @@
 // The next-token logits of one sequence at one sampling step, as VM code sees and edits them:
 // a private copy of the engine's buffer, with cached top-k/entropy and numbered snapshots.
 // Every vocabulary-wide computation is the shared one in distribution.ts.
-import { nucleusCut, softmaxStats, topTokens } from "./distribution.js";
+import { maskOutsideNucleus, softmaxStats, topTokens } from "./distribution.js";
 import { VocabBuffers } from "./vocab-kernels.js";
 import type { Sampler } from "./sampler.js";
 
@@ -181,7 +181,7 @@ export class LogitState {
         this.buf.maskBelow(edit.threshold, MASKED_LOGIT);
         break;
       case "top-p":
-        this.maskOutsideNucleus(edit.p);
+        this.keepNucleus(edit.p);
         break;
       case "restore": {
         const snap = this.snapshot(edit.slot);
@@ -194,12 +194,17 @@ export class LogitState {
 
   /** Keeps the smallest most-likely set whose probability reaches p (with every token tied
    * at its edge); masks the rest. */
-  private maskOutsideNucleus(p: number): void {
+  private keepNucleus(p: number): void {
     if (!(p > 0 && p <= 1)) throw new RangeError(`top-p must be in (0, 1], got ${p}`);
     const buf = this.buf;
+    const sampled = buf.sampledSoftmaxWeights();
+    if (sampled) {
+      maskOutsideNucleus(buf, p, sampled.shift, 1, sampled.z, MASKED_LOGIT);
+      return;
+    }
     const max = buf.max();
     if (!(max > -Infinity && max < Infinity)) return;
-    buf.maskBelow(nucleusCut(buf, p, max, 1, buf.softmaxWeights(max)), MASKED_LOGIT);
+    maskOutsideNucleus(buf, p, max, 1, buf.softmaxWeights(max), MASKED_LOGIT);
   }
 
   private checkSlot(slot: number): void {

@@ -31,6 +31,14 @@ interface KernelExports {
     sums: number,
   ): void;
   collect(p: number, n: number, threshold: number, below: number, out: number): number;
+  maskCollect(
+    p: number,
+    n: number,
+    threshold: number,
+    below: number,
+    out: number,
+    value: number,
+  ): number;
   massAbove(p: number, w: number, n: number, threshold: number): number;
   absDiff(a: number, b: number, n: number): number;
   scale(p: number, n: number, r: number): void;
@@ -56,6 +64,11 @@ const BOUND_MARGIN = 512;
 /** The most an upper bound from expBounds exceeds its weight: the chord (1 + f) over 2^f is
  * largest at f = 1/ln 2 − 1, 1.061476, and the margin adds 2^−14. */
 export const BOUND_RATIO = 1.0616;
+
+/** Logits sampledSoftmaxWeights takes its shift from (strided over the vocabulary). */
+const SHIFT_SAMPLE = 512;
+/** The most the weights shifted by a sampled logit may sum to (e^60). */
+const MAX_SAMPLED_SUM = Math.exp(60);
 
 const bitsOf = new Int32Array(1);
 const floatOf = new Float32Array(bitsOf.buffer);
@@ -279,6 +292,26 @@ export class VocabBuffers {
     return this.expWeights(shift, 1);
   }
 
+  /**
+   * The weights for logit_top_p's nucleus search without a pass for the maximum first: where
+   * llama.cpp's exp kernel is bound, it writes exp(x − s) with s the largest of a strided
+   * sample (any shift will do for a search that compares masses, as long as the weights stay
+   * finite: at most e^60 in all, so that no float32 sum of them overflows). Returns s and the
+   * weights' sum, or undefined (no kernel, nothing finite sampled, a NaN logit, a logit far
+   * above the sample's): then expWeights or softmaxWeights at the maximum.
+   */
+  sampledSoftmaxWeights(): { shift: number; z: number } | undefined {
+    const native = ggmlCpuKernels();
+    if (!native) return undefined;
+    const logits = this.logits;
+    const stride = Math.max(1, Math.floor(this.size / SHIFT_SAMPLE));
+    let shift = -Infinity;
+    for (let i = 0; i < this.size; i += stride) if (logits[i]! > shift) shift = logits[i]!;
+    if (!(shift > -Infinity && shift < Infinity)) return undefined;
+    const z = native.softMax(this.size, this.weights, logits, shift);
+    return z <= MAX_SAMPLED_SUM ? { shift, z } : undefined;
+  }
+
   /** Fills `weights` with upper bounds of exp((x − shift)·scale) (each at most 6.2% over, 0
    * for NaN and −Infinity), and `blockSums` with their sums per block; returns the total.
    * Drawing from the bounds and accepting with probability weight ÷ bound samples the exact
@@ -296,13 +329,16 @@ export class VocabBuffers {
    * ran on these logits), and the threshold high enough that few blocks do. */
   collectAbove(threshold: number): number {
     const maxima = this.blockMaxima;
-    const logits = this.logits;
     const index = this.index;
+    const { logits, index: out } = this.at;
+    const from = float32AtLeast(Math.max(threshold, LOWEST));
     let count = 0;
     for (let b = 0; b < maxima.length; b++) {
       if (!(maxima[b]! >= threshold)) continue;
-      const end = Math.min((b + 1) * BLOCK, this.size);
-      for (let i = b * BLOCK; i < end; i++) if (logits[i]! >= threshold) index[count++] = i;
+      // The kernel numbers the block's tokens from 0 (the padding, −Infinity, is never listed).
+      const found = this.k.collect(logits + 4 * b * BLOCK, BLOCK, from, Infinity, out + 4 * count);
+      for (let i = count; i < count + found; i++) index[i]! += b * BLOCK;
+      count += found;
     }
     return count;
   }
@@ -313,6 +349,21 @@ export class VocabBuffers {
     const { logits, index } = this.at;
     const from = float32AtLeast(Math.max(threshold, LOWEST));
     return this.k.collect(logits, this.padded, from, float32AtLeast(below), index);
+  }
+
+  /** collect(threshold, below) and maskBelow(threshold, value) in one pass (the padding is
+   * left alone): the ids of the logits in [threshold, below) to `index`; returns how many. */
+  maskBelowCollect(threshold: number, below: number, value: number): number {
+    const { logits, index } = this;
+    const from = float32AtLeast(Math.max(threshold, LOWEST));
+    const to = float32AtLeast(below);
+    const whole = this.size & ~15; // the kernel takes 16 floats per step
+    let count = this.k.maskCollect(this.at.logits, whole, from, to, this.at.index, value);
+    for (let i = whole; i < this.size; i++) {
+      if (logits[i]! < from) logits[i] = value;
+      else if (logits[i]! < to) index[count++] = i;
+    }
+    return count;
   }
 
   /** Σ weights of the tokens whose logit is ≥ threshold (after expWeights). */

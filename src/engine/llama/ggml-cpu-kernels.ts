@@ -26,7 +26,8 @@ const CPU_LIBRARY = /(^|\/)(lib)?ggml-cpu(-[\w-]+)?\.(so|dylib|dll)$/;
 let bound: GgmlCpuKernels | undefined;
 /** Why nothing is bound (for the benchmark and diagnostics). */
 let unboundReason = "no llama.cpp library has been loaded in this process";
-let enabled = true;
+/** RUFFIAN_GGML_KERNELS=0 keeps the WebAssembly kernels (to compare, or to rule these out). */
+let enabled = process.env.RUFFIAN_GGML_KERNELS !== "0";
 
 /** The bound kernels, or undefined when there are none (or they are switched off). */
 export function ggmlCpuKernels(): GgmlCpuKernels | undefined {
