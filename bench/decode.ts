@@ -54,9 +54,10 @@ const medianCost = (xs: Cost[]): Cost => ({
 });
 
 /** The engine alone: decode one token, take the argmax of its logits (copied and reduced with
- * the same SIMD kernels the loop uses, so the baseline is as fast as it can be). */
-function bareEngine(engine: Engine): Cost {
-  const buf = new VocabBuffers(engine.capabilities.nVocab);
+ * the same SIMD kernels the loop uses, so the baseline is as fast as it can be). `buf` is made
+ * once per model, as the loop reuses its logit buffers from one generation to the next: a fresh
+ * one per round would also hand V8 a new kernel instance in the middle of the loop's rounds. */
+function bareEngine(engine: Engine, buf: VocabBuffers): Cost {
   engine.truncate(0, 0);
   engine.decode([{ seq: 0, tokens: engine.tokenize(prompt, { addSpecial: true }) }]);
   const stop = startClock();
@@ -174,8 +175,9 @@ async function main(): Promise<void> {
     const engine = await openEngine(m.path, { device: "cpu", contextSize: 1024, glassBox: false });
     // Rounds interleave the four variants so that load on the machine hits them alike.
     const samples: Cost[][] = [[], [], [], []];
+    const bareBuffers = new VocabBuffers(engine.capabilities.nVocab);
     for (let r = 0; r < rounds; r++) {
-      samples[0]!.push(bareEngine(engine));
+      samples[0]!.push(bareEngine(engine, bareBuffers));
       samples[1]!.push(await loopCost(engine, undefined, false));
       samples[2]!.push(await loopCost(engine, undefined, true));
       samples[3]!.push(await loopCost(engine, readingHook, true));

@@ -103,47 +103,23 @@ export function generateModule(opts: CodegenOptions): CompiledModule {
   const funcIndex = new Map<string, number>();
 
   // Reachability: user/C-library functions become module functions, the rest imports.
-  const queue: string[] = [...opts.roots];
-  for (const [name] of opts.slotted()) if (opts.funcs.get(name)?.body) queue.push(name);
-  const seen = new Set<string>();
-  const visit = (name: string, at: { line: number; col: number } | null): void => {
-    if (seen.has(name)) return;
-    const f = opts.funcs.get(name);
-    if (f && f.body) {
-      seen.add(name);
-      order.push(f);
-      for (const [ref, pos] of f.refs) visit(ref, pos);
-      return;
-    }
-    if (opts.hostFunctions.has(name)) {
-      seen.add(name);
-      if (!INLINE_FUNCTIONS.has(name)) hostCalls.push(name);
-      return;
-    }
-    if (opts.intrinsics.has(name)) {
-      seen.add(name);
-      importIndex.set(name, imports.length);
-      imports.push({ kind: "intrinsic", name, sig: hostSig(opts.intrinsics.get(name)!) });
-      return;
-    }
-    const line = at?.line ?? 0;
-    const col = at?.col ?? 0;
-    if (f)
-      throw new CompileError("type", `function '${name}' is declared but never defined`, line, col);
-    throw new CompileError("type", `unknown function '${name}'`, line, col);
-  };
-  for (const r of queue) visit(r, null);
+  const reach: Reach = { opts, order, seen: new Set(), hostCalls, imports, importIndex };
+  for (const r of opts.roots) visit(reach, r, null);
+  for (const [name] of opts.slotted()) if (opts.funcs.get(name)?.body) visit(reach, name, null);
   // A function that may recurse is two wasm functions: its body, which takes and returns the
   // fuel and depth (meteredSig), and after all bodies a wrapper with the C signature, which is
   // what exports, the table and functions that do not recurse call.
   const recursive = findRecursive(order, opts);
   const meteredIndex = new Map<string, number>();
   let wrapperIndex = imports.length + order.length;
-  order.forEach((f, i) => {
-    if (!recursive.has(f.name)) return funcIndex.set(f.name, imports.length + i);
-    meteredIndex.set(f.name, imports.length + i);
-    funcIndex.set(f.name, wrapperIndex++);
-  });
+  for (let i = 0; i < order.length; i++) {
+    const name = order[i]!.name;
+    if (!recursive.has(name)) funcIndex.set(name, imports.length + i);
+    else {
+      meteredIndex.set(name, imports.length + i);
+      funcIndex.set(name, wrapperIndex++);
+    }
+  }
 
   const ctx: ModuleContext = {
     opts,
@@ -156,19 +132,21 @@ export function generateModule(opts: CodegenOptions): CompiledModule {
     recursive,
     loops: new LoopNest(),
   };
-  const exportName = (f: Func): string | undefined =>
-    opts.roots.includes(f.name) ? f.name : undefined;
-  const functions = order.map((f) => ({
-    sig: recursive.has(f.name) ? meteredSig(compiledType(f)) : userSig(compiledType(f)),
-    body: new FunctionGenerator(ctx, f).generate(),
-    exportName: recursive.has(f.name) ? undefined : exportName(f),
-  }));
+  const functions: ModuleSpec["functions"] = [];
+  for (const f of order) {
+    const metered = recursive.has(f.name);
+    functions.push({
+      sig: metered ? meteredSig(compiledType(f)) : userSig(compiledType(f)),
+      body: new FunctionGenerator(ctx, f).generate(),
+      exportName: metered ? undefined : exportNameOf(f, opts),
+    });
+  }
   for (const f of order)
     if (recursive.has(f.name))
       functions.push({
         sig: userSig(compiledType(f)),
         body: meteredWrapper(f, meteredIndex.get(f.name)!, opts),
-        exportName: exportName(f),
+        exportName: exportNameOf(f, opts),
       });
 
   const slots = opts.slotted();
@@ -207,11 +185,15 @@ export function generateModule(opts: CodegenOptions): CompiledModule {
   for (const f of functions) f.body.release();
   const exports = new Map<string, Type>();
   for (const r of opts.roots) exports.set(r, opts.funcs.get(r)!.ty);
-  const positions = functions.map((f, i) => ({
-    codeStart: encoded.codeStarts[i]!,
-    entries: f.body.positions,
-    traps: f.body.trapCodes,
-  }));
+  const positions: CompiledModule["positions"] = [];
+  for (let i = 0; i < functions.length; i++) {
+    const body = functions[i]!.body;
+    positions.push({
+      codeStart: encoded.codeStarts[i]!,
+      entries: body.positions,
+      traps: body.trapCodes,
+    });
+  }
   return {
     bytes: encoded.bytes,
     positions,
@@ -222,10 +204,58 @@ export function generateModule(opts: CodegenOptions): CompiledModule {
   };
 }
 
+/** The name a root function is exported under (the others are not exported). */
+function exportNameOf(f: Func, opts: CodegenOptions): string | undefined {
+  return opts.roots.includes(f.name) ? f.name : undefined;
+}
+
+/** What the reachability walk collects: module functions in order, and the host functions and
+ * intrinsics they call. (A walk with explicit state rather than a closure per block: V8 drops a
+ * closure's optimized code with the closure, at the next full collection.) */
+interface Reach {
+  opts: CodegenOptions;
+  order: Func[];
+  seen: Set<string>;
+  hostCalls: string[];
+  imports: CompiledModule["imports"];
+  importIndex: Map<string, number>;
+}
+
+/** Adds `name` and what it calls: user/C-library functions become module functions, host
+ * functions bridge calls, intrinsics imports; anything else is an error at the call `at`. */
+function visit(r: Reach, name: string, at: { line: number; col: number } | null): void {
+  if (r.seen.has(name)) return;
+  const { opts } = r;
+  const f = opts.funcs.get(name);
+  if (f && f.body) {
+    r.seen.add(name);
+    r.order.push(f);
+    for (const [ref, pos] of f.refs) visit(r, ref, pos);
+    return;
+  }
+  if (opts.hostFunctions.has(name)) {
+    r.seen.add(name);
+    if (!INLINE_FUNCTIONS.has(name)) r.hostCalls.push(name);
+    return;
+  }
+  if (opts.intrinsics.has(name)) {
+    r.seen.add(name);
+    r.importIndex.set(name, r.imports.length);
+    r.imports.push({ kind: "intrinsic", name, sig: hostSig(opts.intrinsics.get(name)!) });
+    return;
+  }
+  const line = at?.line ?? 0;
+  const col = at?.col ?? 0;
+  if (f)
+    throw new CompileError("type", `function '${name}' is declared but never defined`, line, col);
+  throw new CompileError("type", `unknown function '${name}'`, line, col);
+}
+
 /** Functions that may be re-entered before they return: on a direct call cycle, or reachable
  * through a function pointer, or making indirect calls themselves. */
 function findRecursive(order: Func[], opts: CodegenOptions): Set<string> {
-  const byName = new Map(order.map((f) => [f.name, f]));
+  const byName = new Map<string, Func>();
+  for (const f of order) byName.set(f.name, f);
   const slotted = opts.slotted();
   const out = new Set<string>();
   for (const f of order) {

@@ -83,6 +83,17 @@ interface Dispatch {
   labels: Set<number>;
 }
 
+/** The wasm type a variadic argument is held in before it is stored to its slot. */
+function varargValType(ty: Type): ValType {
+  return valType(ty.kind === "array" || ty.kind === "func" ? T.uint : ty);
+}
+
+/** An integer constant expression's value as a `bits`-bit signed operand, if it is one. */
+function constantIn(bits: 32 | 64, e: Expr): bigint | undefined {
+  const c = integerConstant(e);
+  return c === undefined ? undefined : BigInt.asIntN(bits, c);
+}
+
 /** The labels (numbered per function) that each statement contains, at any depth. */
 function labelsWithin(
   body: Node,
@@ -247,9 +258,11 @@ export class FunctionGenerator {
     const fnBody = f.body;
     // Only defined functions reach the code generator.
     if (!fnBody) throw new Error(`function '${f.name}' has no body`);
-    f.params.forEach((p, i) => {
+    // Plain loops rather than callbacks here and below: see encodeModule in wasm.ts.
+    for (let i = 0; i < f.params.length; i++) {
+      const p = f.params[i]!;
       if (!p.inMemory) this.localOf.set(p.id, i + this.paramBase);
-    });
+    }
     if (f.varargs) this.localOf.set(f.varargs.id, f.params.length + this.paramBase);
     for (const v of f.params) this.place(v);
     for (const v of f.locals) this.place(v);
@@ -394,13 +407,17 @@ export class FunctionGenerator {
     const { sig, frame } = entries[slot]!;
     const fb = this.fb;
     if (frame) {
-      const held = frame.params.map((t, k) => this.scratchLocal(`frame${k}${t}`, t));
+      const held: number[] = [];
+      for (let k = 0; k < frame.params.length; k++) {
+        const t = frame.params[k]!;
+        held.push(this.scratchLocal(`frame${k}${t}`, t));
+      }
       for (let k = held.length - 1; k >= 0; k--) fb.localSet(held[k]!);
-      held.forEach((local, k) => {
-        fb.i32(0).localGet(local);
+      for (let k = 0; k < held.length; k++) {
+        fb.i32(0).localGet(held[k]!);
         const f64 = frame.params[k] === "f64";
         fb.mem(f64 ? Op.f64_store : Op.i32_store, f64 ? 3 : 2, HOST_FRAME_ADDR + 8 * k);
-      });
+      }
     }
     // The host runs no C code: only the fuel goes through the global, and the depth for
     // refuel, which hands out no more fuel than the calls still allowed (fuelWithinDepth).
@@ -579,6 +596,11 @@ export class FunctionGenerator {
     fb.op(Op.end);
     fb.op(Op.end);
   }
+  /** Widens the i32 on the stack (of C type `ty`) to i64; an i64 stays as it is. */
+  private widenToI64(ty: Type): void {
+    if (valType(ty) === "i32") this.fb.op(ty.unsigned ? Op.i64_extend_i32_u : Op.i64_extend_i32_s);
+  }
+
   /** Charges a counted loop's whole cost once, before it starts (see countedLoop): into the
    * local counter at most 2^30 units at a time, settling with the shared tank (and refuelling,
    * which stops a program over its limit) whenever the counter passes LOCAL_FUEL_BATCH. A big
@@ -588,22 +610,19 @@ export class FunctionGenerator {
     const fb = this.fb;
     const t = this.tmp("i64");
     const bound = this.tmp("i64");
-    const toI64 = (ty: Type): void => {
-      if (valType(ty) === "i32") fb.op(ty.unsigned ? Op.i64_extend_i32_u : Op.i64_extend_i32_s);
-    };
     // Trips: 0 unless bound > i (>= when inclusive); else the difference, exact as an unsigned
     // 64-bit number, capped so that neither + 1 nor the product with w can wrap (a wrapped count
     // would let the loop run unmetered), then divided by the step rounding up.
     this.expr(c.bound);
-    toI64(c.bound.ty);
+    this.widenToI64(c.bound.ty);
     fb.localTee(bound).localGet(this.localOf.get(c.v.id)!);
-    toI64(c.v.ty);
+    this.widenToI64(c.v.ty);
     const unsigned = c.unsigned64;
     if (c.inclusive) fb.op(unsigned ? Op.i64_ge_u : Op.i64_ge_s);
     else fb.op(unsigned ? Op.i64_gt_u : Op.i64_gt_s);
     fb.blockOp(Op.if, "i64");
     fb.localGet(bound).localGet(this.localOf.get(c.v.id)!);
-    toI64(c.v.ty);
+    this.widenToI64(c.v.ty);
     fb.op(Op.i64_sub).localTee(t).i64(COUNTED_TRIPS_CAP).op(Op.i64_gt_u).blockOp(Op.if, "i64");
     fb.i64(COUNTED_TRIPS_CAP);
     fb.op(Op.else).localGet(t);
@@ -614,7 +633,7 @@ export class FunctionGenerator {
       fb.i64(1n).op(Op.i64_sub);
       if (c.stepVar) {
         fb.localGet(this.localOf.get(c.stepVar.id)!);
-        toI64(c.stepVar.ty);
+        this.widenToI64(c.stepVar.ty);
       } else fb.i64(BigInt(c.step));
       fb.op(Op.i64_div_u).i64(1n).op(Op.i64_add).op(Op.end);
     }
@@ -1174,17 +1193,16 @@ export class FunctionGenerator {
     const fb = this.fb;
     const inside = this.labelsIn.get(block);
     const entries: number[] = [];
-    stmts.forEach((s, i) => {
-      if (this.labelsIn.has(s)) entries.push(i);
-    });
+    for (let i = 0; i < stmts.length; i++) if (this.labelsIn.has(stmts[i]!)) entries.push(i);
     if (!inside || entries.length === 0) {
-      stmts.forEach((s, i) => {
+      for (let i = 0; i < stmts.length; i++) {
+        const s = stmts[i]!;
         // After `if (n < 2) return n;` the rest of the block knows n >= 2.
         if (s.kind === "if" && !s.els && this.gotoTarget < 0 && alwaysReturns(s.then))
           for (const c of checksProvenByGuard(s.cond, false, stmts, i + 1))
             this.cannotOverflow.add(c);
         this.stmt(s);
-      });
+      }
       return;
     }
     const d: Dispatch = { id: this.dispatchCount++, labels: inside };
@@ -1645,12 +1663,8 @@ export class FunctionGenerator {
       // By a constant: one range test of the other operand (a constant has no effects, so
       // `c * x` may evaluate x first).
       const bits = v === "i32" ? 32 : 64;
-      const constant = (e: Expr): bigint | undefined => {
-        const c = integerConstant(e);
-        return c === undefined ? undefined : BigInt.asIntN(bits, c);
-      };
-      const right = constant(n.rhs);
-      const left = right === undefined && !lhsPushed ? constant(n.lhs) : undefined;
+      const right = constantIn(bits, n.rhs);
+      const left = right === undefined && !lhsPushed ? constantIn(bits, n.lhs) : undefined;
       if (right !== undefined && this.checkedMulConst(v, right, n)) return;
       if (left !== undefined && (left <= -2n || left >= 2n)) {
         fb.op(Op.drop);
@@ -1936,25 +1950,28 @@ export class FunctionGenerator {
   private varargs(extra: Expr[]): void {
     const fb = this.fb;
     let slot = 0;
-    const temps = extra.map((a) => {
+    // Each argument's temporary local and first slot, in order.
+    const temps: number[] = [];
+    for (const a of extra) {
       this.expr(a);
-      const vt = valType(a.ty.kind === "array" || a.ty.kind === "func" ? T.uint : a.ty);
-      const tmp = this.tmp(vt);
+      const tmp = this.tmp(varargValType(a.ty));
       fb.localSet(tmp);
-      const at = slot;
+      temps.push(tmp, slot);
       slot += varargSlots(a.ty);
-      return { tmp, ty: a.ty, vt, at };
-    });
+    }
     this.varargBytes = Math.max(this.varargBytes, slot * 8);
-    temps.forEach(({ tmp, ty, vt, at }) => {
-      const i = at;
+    for (let k = 0; k < extra.length; k++) {
+      const ty = extra[k]!.ty;
+      const vt = varargValType(ty);
+      const tmp = temps[2 * k]!;
+      const i = temps[2 * k + 1]!;
       if (isAggregate(ty)) {
         // A struct travels by value: its bytes are copied into its slots.
         fb.localGet(this.fp)
           .i32(this.varargOffset + i * 8)
           .op(Op.i32_add);
         fb.localGet(tmp).i32(ty.size).prefix(PrefixOp.memory_copy).u32(0).u32(0);
-        return;
+        continue;
       }
       fb.localGet(this.fp);
       fb.localGet(tmp);
@@ -1966,7 +1983,7 @@ export class FunctionGenerator {
         );
       if (vt === "f64") fb.mem(Op.f64_store, 3, this.varargOffset + i * 8);
       else fb.mem(Op.i64_store, 3, this.varargOffset + i * 8);
-    });
+    }
     fb.localGet(this.fp);
     if (this.varargOffset) fb.i32(this.varargOffset).op(Op.i32_add);
   }

@@ -133,44 +133,67 @@ export function countedLoop(
   if (step === 0 && !stepVar) return null;
   const boundVars = new Set<Var>();
   if (stepVar) boundVars.add(stepVar);
-  const pure = (e: Node): boolean => {
-    switch (e.kind) {
-      case "num":
-        return true;
-      case "var":
-        if (e.v.global || e.v.inMemory || !isInteger(e.ty)) return false;
-        boundVars.add(e.v);
-        return true;
-      case "cast":
-        return isInteger(e.ty) && pure(e.lhs);
-      case "binary":
-        return ["+", "-", "*", "<<", ">>", "&", "|"].includes(e.op) && pure(e.lhs) && pure(e.rhs);
-      default:
-        return false;
-    }
-  };
-  if (!pure(cond.rhs) || !isInteger(cond.rhs.ty)) return null;
+  if (!pureBound(cond.rhs, boundVars) || !isInteger(cond.rhs.ty)) return null;
   boundVars.add(v);
-  let ok = true;
-  const scan = (e: Node | undefined, top: boolean): void => {
-    if (!e || !ok) return;
-    if (e.kind === "break" || e.kind === "return" || e.kind === "switch" || e.kind === "goto")
-      ok = false;
-    if (e.kind === "call" && (e.callee === "exit" || e.callee === "main")) ok = false;
-    if (
-      (e.kind === "assign" || e.kind === "opassign" || e.kind === "incdec") &&
-      e.lhs.kind === "var" &&
-      boundVars.has(e.lhs.v)
-    )
-      if (!(top && e === inc)) ok = false;
-    forEachChild(e, scanChild);
-  };
-  const scanChild = (c: Node): void => scan(c, false);
-  scan(n.then, false);
-  scan(inc, true);
-  if (!ok) return null;
+  if (!bodyKeepsBound(n.then, inc, boundVars)) return null;
   const unsigned64 = !!cond.opTy.unsigned && cond.opTy.size === 8;
   return { v, bound: cond.rhs, inclusive: cond.op === "<=", step, stepVar, unsigned64 };
+}
+
+const BOUND_OPS: ReadonlySet<string> = new Set(["+", "-", "*", "<<", ">>", "&", "|"]);
+
+/** Whether a loop bound is built from constants and register integer locals only (each is
+ * added to `vars`, which the loop body must then not assign). */
+function pureBound(e: Node, vars: Set<Var>): boolean {
+  switch (e.kind) {
+    case "num":
+      return true;
+    case "var":
+      if (e.v.global || e.v.inMemory || !isInteger(e.ty)) return false;
+      vars.add(e.v);
+      return true;
+    case "cast":
+      return isInteger(e.ty) && pureBound(e.lhs, vars);
+    case "binary":
+      return BOUND_OPS.has(e.op) && pureBound(e.lhs, vars) && pureBound(e.rhs, vars);
+    default:
+      return false;
+  }
+}
+
+/** What bodyKeepsBound's walk carries: module state rather than closures per call, whose
+ * optimized code V8 drops with them at every full collection (see weight). */
+let scanOk = true;
+const NO_VARS: Set<Var> = new Set();
+let scanVars = NO_VARS;
+let scanInc: Expr | undefined;
+const scanChild = (c: Node): void => scanNode(c, false);
+
+/** Whether a counted loop's body (and its increment `inc`, which alone may step the loop
+ * variable) cannot leave early and assigns none of `vars`. */
+function bodyKeepsBound(body: Node, inc: Expr, vars: Set<Var>): boolean {
+  scanOk = true;
+  scanVars = vars;
+  scanInc = inc;
+  scanNode(body, false);
+  scanNode(inc, true);
+  scanVars = NO_VARS;
+  scanInc = undefined;
+  return scanOk;
+}
+
+function scanNode(e: Node | undefined, top: boolean): void {
+  if (!e || !scanOk) return;
+  if (e.kind === "break" || e.kind === "return" || e.kind === "switch" || e.kind === "goto")
+    scanOk = false;
+  if (e.kind === "call" && (e.callee === "exit" || e.callee === "main")) scanOk = false;
+  if (
+    (e.kind === "assign" || e.kind === "opassign" || e.kind === "incdec") &&
+    e.lhs.kind === "var" &&
+    scanVars.has(e.lhs.v)
+  )
+    if (!(top && e === scanInc)) scanOk = false;
+  forEachChild(e, scanChild);
 }
 
 /** Whether converting an integer of type `from` to `to` never changes its value. */

@@ -573,14 +573,19 @@ export class Parser {
     const savedFn = this.fn;
     this.fn = f;
     this.enter();
-    f.params = (ty.paramNames ?? []).map((pn, i) => {
+    // Loops rather than callbacks on the per-block path: a closure made per call loses its
+    // optimized code with it at the next full collection (see shapes.ts).
+    f.params = [];
+    const paramNames = ty.paramNames ?? [];
+    for (let i = 0; i < paramNames.length; i++) {
+      const pn = paramNames[i]!;
       const pty = ty.params![i]!;
       if (isAggregate(pty) && !pty.complete)
         throw typeError(`parameter has incomplete type '${typeName(pty)}'`, pn);
       const v = this.newLocal(pn.text, pty, pn);
       v.isParam = true;
-      return v;
-    });
+      f.params.push(v);
+    }
     f.varargs = ty.variadic ? this.newLocal("__va_area", pointerTo(T.char), name) : undefined;
     f.body = this.compoundStmt();
     for (const g of f.gotos ?? [])
@@ -1716,26 +1721,27 @@ export class Parser {
         `'${name}' takes ${params.length} argument(s) but ${args.length} were given`,
         node,
       );
-    node.args = args.map((a, i) => {
-      const pt = params[i];
-      if (pt) return this.assignConvert(a, pt, a);
-      // Default argument promotions for the variadic part.
-      let t = this.toRvalueType(a.ty);
-      if (t.kind === "void") throw typeError("void value passed as an argument", a);
-      if (isAggregate(t) && this.host.libraryType(name))
-        throw typeError(
-          `passing '${typeName(t)}' to library function '${name}' is not supported`,
-          a,
-        );
-      if (t.kind === "float") t = T.double;
-      else if (isInteger(t)) t = promote(t);
-      return this.cast(a, t);
-    });
+    node.args = [];
+    for (let i = 0; i < args.length; i++)
+      node.args.push(this.convertArg(args[i]!, params[i], name));
     if (fty.variadic && this.fn) {
       let slots = 0;
       for (let i = params.length; i < node.args.length; i++) slots += varargSlots(node.args[i]!.ty);
       this.fn.varargSlots = Math.max(this.fn.varargSlots ?? 0, slots);
     }
+  }
+
+  /** One argument converted to its parameter's type `pt`, or promoted when it is variadic. */
+  private convertArg(a: Expr, pt: Type | undefined, name: string): Expr {
+    if (pt) return this.assignConvert(a, pt, a);
+    // Default argument promotions for the variadic part.
+    let t = this.toRvalueType(a.ty);
+    if (t.kind === "void") throw typeError("void value passed as an argument", a);
+    if (isAggregate(t) && this.host.libraryType(name))
+      throw typeError(`passing '${typeName(t)}' to library function '${name}' is not supported`, a);
+    if (t.kind === "float") t = T.double;
+    else if (isInteger(t)) t = promote(t);
+    return this.cast(a, t);
   }
 
   resolvePending(): void {

@@ -71,39 +71,54 @@ export function checksProvenByGuard(
   const b = boundsOf(cond, truth);
   if (!b) return NOTHING_PROVEN;
   const bits = BigInt(b.v.ty.size * 8);
-  const max = (1n << (bits - 1n)) - 1n;
-  const min = -max - 1n;
+  guard = b;
+  guardMax = (1n << (bits - 1n)) - 1n;
+  guardMin = -guardMax - 1n;
+  guardAssigned = false;
   const found: Node[] = [];
-  let assigned = false;
-  const visit = (n: Node): void => {
-    if (assigned) return;
-    if (
-      (n.kind === "assign" || n.kind === "opassign" || n.kind === "incdec") &&
-      n.lhs.kind === "var" &&
-      n.lhs.v === b.v
-    ) {
-      assigned = true;
-      return;
-    }
-    if (n.kind === "binary" && (n.op === "+" || n.op === "-") && n.checked) {
-      const t = n.opTy;
-      if (n.lhs.kind === "var" && n.lhs.v === b.v && isInteger(t) && t.size === b.v.ty.size) {
-        const c = constantOf(n.rhs);
-        if (c !== null) {
-          const delta = n.op === "+" ? c : -c;
-          const safe =
-            delta >= 0n
-              ? b.high !== undefined && b.high + delta <= max
-              : b.low !== undefined && b.low + delta >= min;
-          if (safe) found.push(n);
-        }
+  proven = found;
+  if (isNodeList(branch)) for (let i = from; i < branch.length; i++) visitGuarded(branch[i]!);
+  else visitGuarded(branch);
+  proven = NOTHING_PROVEN;
+  guard = undefined;
+  return guardAssigned ? NOTHING_PROVEN : found;
+}
+
+/** What checksProvenByGuard's walk carries: module state rather than a closure per call, whose
+ * optimized code V8 drops with it at every full collection (the walk runs for every `if` of
+ * every compiled block). */
+let guard: Bounds | undefined;
+let guardMax = 0n;
+let guardMin = 0n;
+let guardAssigned = false;
+let proven: Node[] = [];
+
+function visitGuarded(n: Node): void {
+  const b = guard!;
+  if (guardAssigned) return;
+  if (
+    (n.kind === "assign" || n.kind === "opassign" || n.kind === "incdec") &&
+    n.lhs.kind === "var" &&
+    n.lhs.v === b.v
+  ) {
+    guardAssigned = true;
+    return;
+  }
+  if (n.kind === "binary" && (n.op === "+" || n.op === "-") && n.checked) {
+    const t = n.opTy;
+    if (n.lhs.kind === "var" && n.lhs.v === b.v && isInteger(t) && t.size === b.v.ty.size) {
+      const c = constantOf(n.rhs);
+      if (c !== null) {
+        const delta = n.op === "+" ? c : -c;
+        const safe =
+          delta >= 0n
+            ? b.high !== undefined && b.high + delta <= guardMax
+            : b.low !== undefined && b.low + delta >= guardMin;
+        if (safe) proven.push(n);
       }
     }
-    forEachChild(n, visit);
-  };
-  if (isNodeList(branch)) for (let i = from; i < branch.length; i++) visit(branch[i]!);
-  else visit(branch);
-  return assigned ? NOTHING_PROVEN : found;
+  }
+  forEachChild(n, visitGuarded);
 }
 
 /** The empty answer of checksProvenByGuard: shared, never written. */

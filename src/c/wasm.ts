@@ -548,8 +548,12 @@ export interface EncodedModule {
 
 /** Encodes the whole module; `types` must already contain every signature used by call_indirect. */
 export function encodeModule(spec: ModuleSpec, types: TypeTable): EncodedModule {
-  const importTypes = spec.imports.map((i) => types.indexOf(i.sig));
-  const funcTypes = spec.functions.map((f) => types.indexOf(f.sig));
+  // Plain loops, not callbacks, throughout the encoder and the code generator: a closure made
+  // per call loses its optimized code with it at the next full collection (see shapes.ts).
+  const importTypes: number[] = [];
+  for (const imp of spec.imports) importTypes.push(types.indexOf(imp.sig));
+  const funcTypes: number[] = [];
+  for (const f of spec.functions) funcTypes.push(types.indexOf(f.sig));
   const out = moduleOut;
   out.length = 0;
   out.byte(0x00).byte(0x61).byte(0x73).byte(0x6d).byte(0x01).byte(0x00).byte(0x00).byte(0x00);
@@ -561,9 +565,10 @@ export function encodeModule(spec: ModuleSpec, types: TypeTable): EncodedModule 
 
   sec = beginSection();
   sec.u32(spec.imports.length + (spec.memory ? 1 : 0) + (spec.importedTable ? 1 : 0));
-  spec.imports.forEach((imp, i) => {
+  for (let i = 0; i < spec.imports.length; i++) {
+    const imp = spec.imports[i]!;
     sec.name(imp.module).name(imp.name).byte(0x00).u32(importTypes[i]!);
-  });
+  }
   if (spec.importedTable) {
     sec.name(spec.importedTable.module).name(spec.importedTable.name);
     sec.byte(0x01).byte(0x70).byte(0x00).u32(spec.importedTable.size);
@@ -607,12 +612,14 @@ export function encodeModule(spec: ModuleSpec, types: TypeTable): EncodedModule 
   sec = beginSection();
   const exports: [string, number, number][] = [];
   const nImports = spec.imports.length;
-  spec.functions.forEach((f, i) => {
-    if (f.exportName) exports.push([f.exportName, 0x00, nImports + i]);
-  });
-  spec.globals.forEach((g, i) => {
-    if (g.exportName) exports.push([g.exportName, 0x03, i]);
-  });
+  for (let i = 0; i < spec.functions.length; i++) {
+    const name = spec.functions[i]!.exportName;
+    if (name) exports.push([name, 0x00, nImports + i]);
+  }
+  for (let i = 0; i < spec.globals.length; i++) {
+    const name = spec.globals[i]?.exportName;
+    if (name) exports.push([name, 0x03, i]);
+  }
   if (spec.exportTable) exports.push([spec.exportTable, 0x01, ownTable]);
   sec.u32(exports.length);
   for (const [name, kind, idx] of exports) sec.name(name).byte(kind).u32(idx);
@@ -623,15 +630,16 @@ export function encodeModule(spec: ModuleSpec, types: TypeTable): EncodedModule 
   if (filled > 0) {
     sec = beginSection();
     sec.u32(filled);
-    spec.table.forEach((f, slot) => {
-      if (f === null) return;
+    for (let slot = 0; slot < spec.table.length; slot++) {
+      const f = spec.table[slot];
+      if (f === null || f === undefined) continue;
       // Flags 0: an active segment for table 0; 2: for the table index that follows.
       if (ownTable === 0) sec.byte(0x00);
       else sec.byte(0x02).byte(ownTable);
       sec.byte(Op.i32_const).s32(slot).byte(Op.end);
       if (ownTable !== 0) sec.byte(0x00); // element kind: funcref
       sec.u32(1).u32(f);
-    });
+    }
     endSection(out, 9);
   }
 
@@ -668,5 +676,6 @@ export function encodeModule(spec: ModuleSpec, types: TypeTable): EncodedModule 
     sec.u32(nameBytes + (nameBytes < 128 ? 1 : nameBytes < 16384 ? 2 : 3)).name(spec.name);
     endSection(out, 0);
   }
-  return { bytes: out.view(), codeStarts: starts.map((st) => st + codeSecStart) };
+  for (let i = 0; i < starts.length; i++) starts[i] += codeSecStart;
+  return { bytes: out.view(), codeStarts: starts };
 }

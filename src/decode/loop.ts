@@ -613,8 +613,9 @@ export class DecodeLoop {
 
   private applySteering(owners: SequenceState[]): void {
     for (const s of owners) {
-      for (const [layer, add] of s.takeSteering())
-        this.engine.steer(layer, { add }, { seq: s.seq });
+      const pending = s.takeSteering();
+      if (pending.length === 0) continue;
+      for (const [layer, add] of pending) this.engine.steer(layer, { add }, { seq: s.seq });
     }
   }
 
@@ -697,6 +698,8 @@ export class DecodeLoop {
 
   /** Reports each region's outcome and evaluates its result into the KV cache (one batch). */
   private inject(ran: readonly RegionRun[]): void {
+    // Called twice every step, nearly always with nothing to do: no arrays for that.
+    if (ran.length === 0) return;
     const engine = this.engine;
     const items: Array<{ seq: number; tokens: number[] }> = [];
     const injected: Array<{ s: SequenceState; text: string; tokens: number[] }> = [];

@@ -29,6 +29,7 @@ import { T, arrayOf, typeName, type Type } from "../c/types.js";
 import { OutputBuffer, hostLibrary, type HostState } from "./host.js";
 import { IntrinsicRegistry, KNOWN_INTRINSICS, makeIntrinsicContext } from "./intrinsics.js";
 import { resolveLimits, type VmLimits, type VmProfileName } from "./limits.js";
+import { BytesMap, hashBytes } from "./bytes-map.js";
 import { NULL_GUARD, VmMemory } from "./memory.js";
 import { noteModuleCompiled } from "./reclaim.js";
 import { onBigStack } from "./stack.js";
@@ -119,7 +120,7 @@ export class VmSession {
   private readonly intrinsics: IntrinsicRegistry;
   private readonly slots = new Map<string, number>();
   /** Addresses of the string literals blocks placed, by alignment and content (see literal). */
-  private readonly literals = new Map<string, number>();
+  private readonly literals = new BytesMap<number>();
   private readonly memoryAddr: number;
   private readonly programName: string;
   private readonly wrapv: boolean;
@@ -200,7 +201,7 @@ export class VmSession {
       if (parsed.entry) {
         parsed.scope.funcs.set(ENTRY_NAME, parsed.entry);
         root = ENTRY_NAME;
-      } else if (parsed.defined.some((f) => f.name === "main")) root = "main";
+      } else if (definesMain(parsed.defined)) root = "main";
       compiled = this.compile(parsed.scope, root ? [root] : []);
       instance = this.instantiate(compiled);
     } catch (e) {
@@ -357,8 +358,14 @@ export class VmSession {
     );
   }
 
-  /** Parsing for a block whose globals and string literals stay in this session's memory. */
-  private committingContext(): Parameters<typeof parse>[2] {
+  /** Parsing for a block whose globals and string literals stay in this session's memory;
+   * built once per session (an object spread and closures per block showed in the profile). */
+  private committingContext(): ParseHost {
+    return (this.committing ??= this.newCommittingContext());
+  }
+  private committing: ParseHost | null = null;
+
+  private newCommittingContext(): ParseHost {
     const alloc = (size: number, align: number): number => {
       const p = this.mem.allocStatic(size, align);
       if (p === 0) throw new CompileError("limit", "out of memory for globals", 0, 0);
@@ -370,13 +377,12 @@ export class VmSession {
       literal: (bytes, align) => {
         // An identical literal of an earlier block is reused: in a long session most
         // literals are the same few format strings, and each copy would stay for good.
-        const key = `${align}:${Buffer.from(bytes).toString("latin1")}`;
-        const known = this.literals.get(key);
+        const known = this.literals.get(bytes, align);
         if (known !== undefined) return known;
         const addr = alloc(bytes.length, align);
         write(addr, bytes);
         if (this.literals.size >= SHARED_LITERALS) this.literals.clear();
-        this.literals.set(key, addr);
+        this.literals.set(bytes, addr, align);
         return addr;
       },
     };
@@ -768,19 +774,15 @@ function entryPoint(instance: WasmInstance, name: string): EntryPoint {
  * main. Everything else gets the baseline tier (Liftoff), about ten times faster to compile;
  * V8 still tiers up its functions that are called often (fib(30) runs optimized). */
 function compileModule(bytes: Uint8Array, optimize: boolean): { module: object; fresh: boolean } {
-  // Identical bytes (the same block again, a hook recompiled after an unrelated change) reuse
-  // the compiled module; instances are still fresh, and memory is bound at instantiation.
-  const key = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("latin1");
-  const hit = moduleCache.get(key);
-  if (hit) {
-    moduleCache.delete(key);
-    moduleCache.set(key, hit);
-    return { module: hit, fresh: false };
-  }
+  // Identical bytes reuse the compiled module; instances are still fresh, and memory is bound
+  // at instantiation.
+  const hash = hashBytes(bytes);
+  const hit = moduleCache.get(bytes, 0, hash);
+  if (hit) return { module: hit, fresh: false };
   const module = optimize ? compileOptimized(bytes) : new Wasm.Module(bytes);
   noteModuleCompiled();
-  moduleCache.set(key, module);
-  if (moduleCache.size > MODULE_CACHE_SIZE) moduleCache.delete(moduleCache.keys().next().value!);
+  moduleCache.set(bytes, module, 0, hash);
+  if (moduleCache.size > MODULE_CACHE_SIZE) moduleCache.deleteOldest();
   return { module, fresh: true };
 }
 
@@ -849,7 +851,7 @@ function setUpCompileFlags(): boolean {
 }
 
 const MODULE_CACHE_SIZE = 64;
-const moduleCache = new Map<string, object>();
+const moduleCache = new BytesMap<object>();
 
 function compileOptimized(bytes: Uint8Array): object {
   let toggled = false;
@@ -1027,6 +1029,11 @@ function trapPosition(
     if (best) return best;
   }
   return null;
+}
+
+function definesMain(defined: readonly { name: string }[]): boolean {
+  for (const f of defined) if (f.name === "main") return true;
+  return false;
 }
 
 /** Maps anything thrown while compiling or running to a VmError. */
