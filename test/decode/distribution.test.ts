@@ -91,6 +91,26 @@ test("entropy, probabilities and top-64 match float64 references within 1e-6", (
     }
   }));
 
+test("a NaN logit carries no weight on either path (llama.cpp's kernel hands it to WebAssembly)", () =>
+  onEachPath((path) => {
+    const vocab = 32000;
+    const [, logits] = shapes(vocab, 9)[0]!;
+    const withNaN = Float32Array.from(logits);
+    const asMasked = Float32Array.from(logits);
+    for (const id of [3, 4097, 31999]) {
+      withNaN[id] = NaN;
+      asMasked[id] = -Infinity;
+    }
+    const state = new LogitState(vocab);
+    state.load(withNaN);
+    const h = entropyNats(asMasked);
+    assert.ok(Math.abs(state.entropy() - h) <= 1e-6, `${path}: entropy ${state.entropy()} vs ${h}`);
+    const probs = softmax(asMasked);
+    for (const id of [0, 4096, 31998])
+      assert.ok(Math.abs(state.probability(id) - probs[id]!) <= 1e-6);
+    assert.equal(state.argmax(), sortedIds(asMasked)[0]);
+  }));
+
 test("logit_top_p keeps exactly the full-sort nucleus at every vocabulary size", () =>
   onEachPath((path) => {
     for (const vocab of VOCABS) {
