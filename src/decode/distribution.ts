@@ -30,10 +30,10 @@ export function softmaxStats(buf: VocabBuffers): SoftmaxStats {
 }
 
 /** Logits of a strided sample of the vocabulary, reused between calls. */
-const SAMPLE = 1024;
+const SAMPLE = 512;
 /** The nucleus's edge is narrowed to this many sampled ranks before collecting the tokens
  * between them (GRANULE / SAMPLE of the vocabulary at most: 2,400 tokens at 151,936). */
-const GRANULE = 16;
+const GRANULE = 8;
 /** How many sampled ranks a probe steps past the predicted edge (see maskOutsideNucleus). */
 const OVERSHOOT = GRANULE / 4;
 /** Vocabularies up to this size are partitioned whole: cheaper than sampling them. */
