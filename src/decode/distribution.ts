@@ -30,10 +30,10 @@ export function softmaxStats(buf: VocabBuffers): SoftmaxStats {
 }
 
 /** Logits of a strided sample of the vocabulary, reused between calls. */
-const SAMPLE = 1024;
+const SAMPLE = 512;
 /** The nucleus's edge is narrowed to this many sampled ranks before collecting the tokens
  * between them (GRANULE / SAMPLE of the vocabulary at most: 2,400 tokens at 151,936). */
-const GRANULE = 16;
+const GRANULE = 8;
 /** How many sampled ranks a probe steps past the predicted edge (see maskOutsideNucleus). */
 const OVERSHOOT = GRANULE / 4;
 /** Vocabularies up to this size are partitioned whole: cheaper than sampling them. */
@@ -179,8 +179,9 @@ export function topTokens(buf: VocabBuffers, k: number, ids: Int32Array, fresh =
 
 /**
  * Masks (sets to `masked`) every logit outside the top-p nucleus: after the weights
- * exp((x − shift)·scale) were written to `buf.weights` with their sum `z`, the nucleus is the tokens whose more likely tokens weigh less than p·z
- * together; every token at or above its lowest logit stays (ties at the edge too).
+ * exp((x − shift)·scale) were written to `buf.weights` with their sum `z`, the nucleus is
+ * the tokens whose more likely tokens weigh less than p·z together; every token at or above
+ * its lowest logit stays (ties at the edge too).
  * A strided sample of the vocabulary, sorted once, predicts where the mass reaches p·z; exact
  * mass passes above sampled logits narrow the edge to a few sampled ranks, one pass masks
  * everything below them and collects the tokens between, and only those are partitioned by
@@ -246,8 +247,10 @@ export function maskOutsideNucleus(
     if (!bisect) {
       const fromLo = loMass - target <= target - hiMass;
       const want = fromLo ? estimated[lo]! - (loMass - target) : estimated[hi]! + (target - hiMass);
-      const past = fromLo && speculated ? -OVERSHOOT : OVERSHOOT;
-      probe = firstAtLeast(estimated, hi, lo, want) + (fromLo ? past : OVERSHOOT);
+      // Ranks grow towards lo: from hi, past the edge; from lo, past it once speculated,
+      // short of it before.
+      const step = fromLo && speculated ? -OVERSHOOT : OVERSHOOT;
+      probe = firstAtLeast(estimated, hi, lo, want) + step;
     }
     probe = Math.min(lo - 1, Math.max(hi + 1, probe));
     const mass = buf.massAbove(boundary(probe));

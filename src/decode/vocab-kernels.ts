@@ -45,7 +45,6 @@ interface KernelExports {
   maskBelow(p: number, n: number, bound: number, value: number): void;
   /** Block maxima and per-block Σe, Σe·d (see simd-module.ts); returns the largest. */
   blockStats(p: number, n: number, maxOut: number, sums: number): number;
-  /** Σ w·(max(x, low) − shift) and the block maxima (see simd-module.ts). */
   /** Σ w·(x − shift), x raised to `low` first in the clamped one (see simd-module.ts). */
   weightedSum(p: number, w: number, n: number, shift: number, low: number): number;
   weightedSumClamped(p: number, w: number, n: number, shift: number, low: number): number;
@@ -163,9 +162,10 @@ export class VocabBuffers {
   }
 
   /**
-   * The largest logit M, Σ exp(x − M) and Σ exp(x − M)·(x − M) over the logits, in one pass
-   * that also fills `blockMaxima`. The kernel sums each block relative to its own maximum m
-   * (float64 sums); here they are rescaled: Σ e^(x−M) = e^(m−M)·Σ e^(x−m), and
+   * The largest logit M, Σ exp(x − M) and Σ exp(x − M)·(x − M) over the logits; also fills
+   * `blockMaxima`. With llama.cpp's exp kernel where it is bound (nativeSoftmaxSums), else in
+   * one WebAssembly pass (wasmSoftmaxSums), whose kernel sums each block relative to its own
+   * maximum m (float64 sums); here they are rescaled: Σ e^(x−M) = e^(m−M)·Σ e^(x−m), and
    * Σ e^(x−M)(x−M) = e^(m−M)·(Σ e^(x−m)(x−m) + (m − M)·Σ e^(x−m)). Tokens 85.5 nats or more
    * below their block's maximum are left out, and so are blocks SKIP_NATS (40) below M: each
    * such token weighs under e^−40 of the most likely one (the bound is in simd-module.ts).

@@ -32,7 +32,8 @@ function onEachPath(run: (path: string) => void): void {
   }
 }
 
-const VOCABS = [512, 32000, 151936];
+// 50,257 (GPT-2's) is no multiple of 16: the kernels' tails in TypeScript are checked too.
+const VOCABS = [512, 32000, 50257, 151936];
 
 /** Shapes of next-token distributions: a model-like body with strong candidates, a sharply
  * peaked one, a flat one, one with masked (−Infinity) entries, and one whose blocks lie at
@@ -90,6 +91,26 @@ test("entropy, probabilities and top-64 match float64 references within 1e-6", (
     }
   }));
 
+test("a NaN logit carries no weight on either path (llama.cpp's kernel hands it to WebAssembly)", () =>
+  onEachPath((path) => {
+    const vocab = 32000;
+    const [, logits] = shapes(vocab, 9)[0]!;
+    const withNaN = Float32Array.from(logits);
+    const asMasked = Float32Array.from(logits);
+    for (const id of [3, 4097, 31999]) {
+      withNaN[id] = NaN;
+      asMasked[id] = -Infinity;
+    }
+    const state = new LogitState(vocab);
+    state.load(withNaN);
+    const h = entropyNats(asMasked);
+    assert.ok(Math.abs(state.entropy() - h) <= 1e-6, `${path}: entropy ${state.entropy()} vs ${h}`);
+    const probs = softmax(asMasked);
+    for (const id of [0, 4096, 31998])
+      assert.ok(Math.abs(state.probability(id) - probs[id]!) <= 1e-6);
+    assert.equal(state.argmax(), sortedIds(asMasked)[0]);
+  }));
+
 test("logit_top_p keeps exactly the full-sort nucleus at every vocabulary size", () =>
   onEachPath((path) => {
     for (const vocab of VOCABS) {
@@ -116,7 +137,10 @@ test("logit_top_p keeps exactly the full-sort nucleus at every vocabulary size",
   }));
 
 test("edits, snapshots and diffs equal the plain per-token formulas", () => {
-  const vocab = 151936;
+  for (const vocab of [151936, 50257]) editsAt(vocab);
+});
+
+function editsAt(vocab: number): void {
   const [, logits] = shapes(vocab, 3)[0]!;
   const state = new LogitState(vocab);
   state.load(logits);
@@ -131,9 +155,9 @@ test("edits, snapshots and diffs equal the plain per-token formulas", () => {
   state.apply({ op: "mask-below", threshold: 1.2345 });
   for (let i = 0; i < vocab; i++) {
     const want = logits[i]! < 1.2345 ? MASKED_LOGIT : logits[i]!;
-    if (state.logits[i] !== want) assert.fail(`mask-below at ${i}`);
+    if (state.logits[i] !== want) assert.fail(`mask-below at ${vocab}: ${i}`);
   }
-});
+}
 
 test("snapshots of several slots keep their own logits, whichever slot was taken or diffed last", () => {
   const vocab = 32000;

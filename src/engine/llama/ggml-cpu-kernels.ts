@@ -1,13 +1,13 @@
-// llama.cpp's own vector kernels, borrowed from the ggml CPU backend library already loaded in
-// this process: `ggml_vec_soft_max_f32` computes exp(x − shift) over a vocabulary with 8-wide AVX2
-// (or NEON) and returns the sum in float64, about twice as fast here as the WebAssembly
-// statistics kernel (4-wide SIMD). src/decode/vocab-kernels.ts uses it when it is bound and
-// falls back to its own kernels otherwise (no engine loaded, another platform, a self-check
-// that failed).
+// llama.cpp's own vector kernels, borrowed from the ggml CPU backend library already loaded
+// in this process: `ggml_vec_soft_max_f32` computes exp(x − shift) over a vocabulary with
+// 8-wide AVX2 (or NEON) and returns the sum in float64, about twice as fast here as the
+// WebAssembly statistics kernel (4-wide SIMD). src/decode/vocab-kernels.ts uses it when it is
+// bound and falls back to its own kernels otherwise (no engine loaded, another platform, a
+// self-check that failed).
 //
 // The symbol is internal to ggml (not in llama.h): its signature is checked by computing with
 // it at bind time, never assumed. Written against node-llama-cpp 3.22.1 (llama.cpp's ggml
-// 0.5.0): `ggml_float ggml_vec_soft_max_f32(const int n, float * y, const float * x, float max)`
+// 0.5.0): `ggml_float ggml_vec_soft_max_f32(const int n, float *y, const float *x, float max)`
 // with ggml_float = double.
 import koffi from "koffi";
 import { readFileSync } from "node:fs";
@@ -20,7 +20,7 @@ export interface GgmlCpuKernels {
   softMax(n: number, y: Float32Array, x: Float32Array, shift: number): number;
 }
 
-/** The ggml CPU backend's file name: libggml-cpu.so, or a variant such as libggml-cpu-haswell.so. */
+/** The ggml CPU backend's file name: libggml-cpu.so, or a variant (libggml-cpu-haswell.so). */
 const CPU_LIBRARY = /(^|\/)(lib)?ggml-cpu(-[\w-]+)?\.(so|dylib|dll)$/;
 
 let bound: GgmlCpuKernels | undefined;
