@@ -94,6 +94,10 @@ export interface ParseHost {
   /** Where a string literal's bytes are, when the host shares identical literals (C allows it:
    * C11 6.4.5p7); without it each literal gets its own alloc and write. */
   literal?(bytes: Uint8Array, align: number): number;
+  /** Where a string literal written straight as an argument of `callee` in the top-level
+   * statements goes when the host can keep it for this run only (the entry runs once, and a
+   * callee it accepts reads the string without keeping the pointer); undefined: a lasting one. */
+  argumentLiteral?(bytes: Uint8Array, align: number, callee: string): number | undefined;
   /** C type of a library function, if `name` is one. */
   libraryType(name: string): Type | undefined;
   /** C type of an intrinsic registered for this session. */
@@ -1676,13 +1680,38 @@ export class Parser {
   }
   readonly topRefs = new Map<string, { line: number; col: number }>();
 
+  /** A narrow string literal that is a whole argument of a named callee in the entry's code,
+   * placed where the host keeps such literals for one run (see ParseHost.argumentLiteral);
+   * undefined for any other argument, which the caller parses as usual. */
+  argumentLiteral(fnExpr: Expr): Expr | undefined {
+    if (!this.host.argumentLiteral || fnExpr.kind !== "funcref" || this.tok.kind !== "str")
+      return undefined;
+    if (this.fn && this.fn !== this.entry.func) return undefined;
+    let end = this.pos;
+    while (this.toks[end]?.kind === "str") end++;
+    const after = this.toks[end];
+    if (after?.kind !== "punct" || (after.text !== "," && after.text !== ")")) return undefined;
+    const t = this.tok;
+    const start = this.pos;
+    const { bytes, elem } = this.stringLiteral();
+    const addr =
+      elem.size === 1
+        ? this.host.argumentLiteral(new Uint8Array(bytes), 1, fnExpr.callee)
+        : undefined;
+    if (addr === undefined) {
+      this.pos = start;
+      return undefined;
+    }
+    return strNode(t, bytes, addr, arrayOf(elem, bytes.length));
+  }
+
   // call = ident "(" (assign ("," assign)*)? ")"
   call(fnExpr: Expr): Expr {
     const at = this.expect("(");
     const args: Expr[] = [];
     while (!this.consume(")")) {
       if (args.length > 0) this.expect(",");
-      args.push(this.assign());
+      args.push(this.argumentLiteral(fnExpr) ?? this.assign());
     }
     let fty: Type | undefined;
     let callee: string | undefined;

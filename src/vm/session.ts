@@ -33,6 +33,7 @@ import { resolveLimits, type VmLimits, type VmProfileName } from "./limits.js";
 import { BytesMap, hashBytes } from "./bytes-map.js";
 import { NULL_GUARD, VmMemory } from "./memory.js";
 import { noteModuleCompiled } from "./reclaim.js";
+import { READ_ONLY_CALLEES, RunLiterals } from "./run-literals.js";
 import { onBigStack } from "./stack.js";
 import type { VmError, VmErrorKind, VmOutcome, VmStats, VmValue } from "./result.js";
 import { Wasm, type WasmGlobal, type WasmInstance } from "./wasm-api.js";
@@ -122,6 +123,11 @@ export class VmSession {
   private readonly slots = new Map<string, number>();
   /** Addresses of the string literals blocks placed, by alignment and content (see literal). */
   private readonly literals = new BytesMap<number>();
+  /** Literals that a block's top-level code only passes to printf and the like (see run-literals.ts). */
+  private readonly runLiterals: RunLiterals;
+  /** Blocks and calls running now: a block parsed inside a run (an intrinsic's) must not
+   * overwrite the running block's run literals. */
+  private executing = 0;
   private readonly memoryAddr: number;
   private readonly programName: string;
   private readonly wrapv: boolean;
@@ -156,6 +162,7 @@ export class VmSession {
     this.programName = options.programName ?? "main.c";
     this.wrapv = options.wrapv ?? false;
     this.mem = new VmMemory(this.limits.memoryBytes, this.limits.stackBytes);
+    this.runLiterals = new RunLiterals(this.mem);
     this.scope = baseScope().clone();
     this.memoryAddr = this.mem.allocStatic(MEMORY_INTS * 4);
     this.mem.u8.fill(0, this.memoryAddr, this.memoryAddr + MEMORY_INTS * 4);
@@ -198,7 +205,7 @@ export class VmSession {
     let root: string | null = null;
     try {
       const tokens = preprocess(tokenize(source));
-      parsed = parse(tokens, this.scope, this.committingContext());
+      parsed = this.parseBlock(tokens);
       if (parsed.entry) {
         parsed.scope.funcs.set(ENTRY_NAME, parsed.entry);
         root = ENTRY_NAME;
@@ -247,6 +254,22 @@ export class VmSession {
       return { ...outcome, exitCode: code };
     }
     return outcome;
+  }
+
+  /** Parses a block to run now. Its top-level literals passed straight to printf and the like
+   * go to the run literals, unless the block defines a function of such a name itself (then
+   * it is parsed again with lasting literals: its calls may reach that function). */
+  private parseBlock(tokens: ReturnType<typeof preprocess>): ReturnType<typeof parse> {
+    if (this.executing === 0) this.runLiterals.startBlock();
+    try {
+      const parsed = parse(tokens, this.scope, this.committingContext());
+      if (!this.runLiterals.active || !parsed.defined.some((f) => READ_ONLY_CALLEES.has(f.name)))
+        return parsed;
+      this.runLiterals.active = false;
+      return parse(tokens, this.scope, this.committingContext());
+    } finally {
+      this.runLiterals.active = false;
+    }
   }
 
   /** { argv[0], NULL } for main, written once per session. */
@@ -356,6 +379,8 @@ export class VmSession {
     return {
       mem: this.mem,
       literals: this.literals,
+      runLiterals: this.runLiterals,
+      libraryFunction: (name) => this.scope.funcs.get(name) === baseScope().funcs.get(name),
       intrinsics: this.intrinsics,
       argv: () => this.argv(),
     };
@@ -534,6 +559,7 @@ export class VmSession {
     let exitCode: number | null = null;
     const outer = activeTarget;
     activeTarget = this.bridgeTarget;
+    this.executing++;
     try {
       result = fn(...args);
       if (name === ENTRY_NAME) result = this.entryValue(fty.ret!);
@@ -551,6 +577,7 @@ export class VmSession {
       }
     } finally {
       activeTarget = outer;
+      this.executing--;
     }
     stats.runMs = now() - t0;
     if (cpu0) {
@@ -629,6 +656,9 @@ interface SessionParts {
   mem: VmMemory;
   /** Addresses of the string literals blocks placed, by alignment and content. */
   literals: BytesMap<number>;
+  runLiterals: RunLiterals;
+  /** Whether `name` is still the C library's function in the session (no block redefined it). */
+  libraryFunction(name: string): boolean;
   intrinsics: IntrinsicRegistry;
   argv(): number;
 }
@@ -673,6 +703,14 @@ class SessionParseHost implements ParseHost {
     if (literals.size >= SHARED_LITERALS) literals.clear();
     literals.set(bytes, addr, align);
     return addr;
+  }
+
+  argumentLiteral(bytes: Uint8Array, _align: number, callee: string): number | undefined {
+    const { runLiterals } = this.parts;
+    if (!this.committing || !runLiterals.active || !READ_ONLY_CALLEES.has(callee)) return undefined;
+    if (!this.parts.libraryFunction(callee)) return undefined;
+    const addr = runLiterals.place(bytes);
+    return addr === 0 ? undefined : addr;
   }
 
   libraryType(name: string): Type | undefined {
