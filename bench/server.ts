@@ -307,7 +307,12 @@ async function rawRun(
   load: Load,
   clients: number,
   kvUnified: boolean,
-): Promise<{ tokensPerSecond: number; cpuMicrosPerToken: number; waitMicrosPerToken: number }> {
+): Promise<{
+  tokensPerSecond: number;
+  cpuMicrosPerToken: number;
+  waitMicrosPerToken: number;
+  stepMicros: number;
+}> {
   const engine = await openEngine(load.model, {
     sequences: clients,
     contextSize: 512 * clients,
@@ -326,13 +331,24 @@ async function rawRun(
     const active = new Set(prompts.map((_, seq) => seq));
     // Text tokens, counted as the servers' usage counts them: the end-of-text token is none.
     let sampled = 0;
+    // llama-server's timings.predicted_per_token_ms measured the same way: from a sequence's
+    // first sampled token to its last (the end-of-text token included), over those tokens; the
+    // prompt's prefill is not in it.
+    const generationStart = performance.now();
+    const perToken: number[] = [];
+    const counts = new Array<number>(clients).fill(0);
+    const finish = (seq: number) => {
+      active.delete(seq);
+      perToken.push((performance.now() - generationStart) / counts[seq]!);
+    };
     for (let step = 0; step < maxTokens && active.size > 0; step++) {
       const items: Array<{ seq: number; tokens: number[] }> = [];
       for (const seq of active) {
         const logits = engine.logits(seq);
         let best = 0;
         for (let t = 1; t < logits.length; t++) if (logits[t]! > logits[best]!) best = t;
-        if (engine.isEndOfGeneration(best)) active.delete(seq);
+        counts[seq]!++;
+        if (engine.isEndOfGeneration(best)) finish(seq);
         else {
           sampled++;
           items.push({ seq, tokens: [best] });
@@ -340,11 +356,13 @@ async function rawRun(
       }
       if (items.length > 0) engine.decode(items);
     }
+    for (const seq of [...active]) finish(seq);
     const time = threadTime(process.pid, process.pid);
     return {
       tokensPerSecond: sampled / ((performance.now() - start) / 1000),
       cpuMicrosPerToken: ((time.cpu - timeStart.cpu) * 1e6) / sampled,
       waitMicrosPerToken: ((time.wait - timeStart.wait) * 1e6) / sampled,
+      stepMicros: median(perToken) * 1000,
     };
   } finally {
     engine.dispose();
@@ -499,6 +517,7 @@ async function throughputTable(): Promise<void> {
           } | ${fmt(tps / peerTps, 2)} |`,
       );
       const peerStep = peers.length ? med(peers, (x) => x.stepMicros) : NaN;
+      const rawStep = med(raws, (x) => x.stepMicros);
       where.push(
         `| ${modelIdOf(load.model)} | ${clients} | ${fmt(
           med(ours, (x) => x.decodeWaitMicrosPerToken),
@@ -519,14 +538,15 @@ async function throughputTable(): Promise<void> {
                 )
               : "—"
           } | ` +
-          `${fmt(peerStep / 1000, 3)} | ${fmt((clients * 1e6) / peerStep, 0)} | ${fmt((rawTps * peerStep) / (clients * 1e6), 2)} |`,
+          `${fmt(peerStep / 1000, 3)} | ${fmt((clients * 1e6) / peerStep, 0)} | ${fmt((rawTps * peerStep) / (clients * 1e6), 2)} | ` +
+          `${fmt(rawStep / 1000, 3)} | ${fmt(peerStep / rawStep, 2)} |`,
       );
     }
   }
   console.log(
-    "\n| model | clients | server decode-thread run-queue wait µs/tok | raw run-queue wait µs/tok | bench client CPU µs/tok, server | bench client CPU µs/tok, llama-server | llama-server step ms (its timings) | llama-server tok/s by its timings | raw / that |",
+    "\n| model | clients | server decode-thread run-queue wait µs/tok | raw run-queue wait µs/tok | bench client CPU µs/tok, server | bench client CPU µs/tok, llama-server | llama-server step ms (its timings) | llama-server tok/s by its timings | raw / that | raw step ms (the same measure) | llama-server step / raw step |",
   );
-  console.log("|---|---:|---:|---:|---:|---:|---:|---:|---:|");
+  console.log("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
   console.log(where.join("\n"));
   if (!llamaServer)
     console.log(
