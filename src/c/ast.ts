@@ -601,7 +601,6 @@ export function binaryNode(
   return operatorNode("binary", at, op, lhs, rhs, ty, opTy, checked) as BinaryNode;
 }
 
-/** `&&` or `||`: an int. */
 /** A node of two operands and its type: `&&`, `||`, `=`, `,`. */
 function pairNode(kind: NodeKind, at: Pos, lhs: Expr, rhs: Expr, ty: Type): NodeRecord {
   const n = blank(kind, at);
@@ -611,6 +610,7 @@ function pairNode(kind: NodeKind, at: Pos, lhs: Expr, rhs: Expr, ty: Type): Node
   return n;
 }
 
+/** `&&` or `||`: an int. */
 export function logicalNode(kind: LogicalNode["kind"], at: Pos, lhs: Expr, rhs: Expr): LogicalNode {
   return pairNode(kind, at, lhs, rhs, T.int) as LogicalNode;
 }

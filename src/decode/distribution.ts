@@ -266,25 +266,23 @@ export function maskOutsideNucleus(
       if (!speculated && !bisect && lo - hi > GRANULE) {
         speculated = true;
         const top = Math.max(hi, lo - GRANULE);
-        if (maskBand(buf, lo, top, boundary, loMass, target, masked)) return;
+        const above = maskBand(buf, lo, top, boundary, loMass, target, masked);
+        if (above === undefined) return;
         // The edge lies above that band, which is masked now with everything below it.
         lo = top;
-        loMass = bandAbove;
+        loMass = above;
       }
     }
   }
   maskBand(buf, lo, hi, boundary, loMass, target, masked, hiMass);
 }
 
-/** massAt(top) as maskBand found it when the edge was not in its band. */
-let bandAbove = 0;
-
 /**
  * Masks every token below boundary(lo) (massAt(lo) = loMass ≥ target, so all of them lie
  * outside the nucleus) in the pass that collects those in [boundary(lo), boundary(top)), then
  * those of them outside it. The edge lies in that band when massAt(top) < target: `topMass`
- * when known, else loMass less the band's weights. Returns whether it did; when not, every
- * token of the band is masked too and massAt(top) is left in bandAbove.
+ * when known, else loMass less the band's weights. Returns undefined when it did; when not,
+ * every token of the band is masked too and it returns massAt(top).
  */
 function maskBand(
   buf: VocabBuffers,
@@ -295,7 +293,7 @@ function maskBand(
   target: number,
   masked: number,
   topMass?: number,
-): boolean {
+): number | undefined {
   const { logits, weights, index } = buf;
   const count = buf.maskBelowCollect(boundary(lo), boundary(top), masked);
   let above = topMass;
@@ -306,13 +304,12 @@ function maskBand(
   }
   if (above >= target) {
     for (let i = 0; i < count; i++) logits[index[i]!] = masked;
-    bandAbove = above;
-    return false;
+    return above;
   }
   const inside = nucleus(index, count, weights, target - above).count;
   const cut = lowestLogit(logits, index, inside);
   for (let i = inside; i < count; i++) if (logits[index[i]!]! < cut) logits[index[i]!] = masked;
-  return true;
+  return undefined;
 }
 
 /** The first r in [from, to] with values[r] ≥ want (values ascending); `to` when none. */

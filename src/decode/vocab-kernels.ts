@@ -189,9 +189,8 @@ export class VocabBuffers {
   ): { max: number; z: number; weighted: number } | undefined {
     const max = this.max();
     if (!(max > -Infinity && max < Infinity)) return undefined;
-    const z = native.softMax(this.size, this.weights, this.logits, max);
-    if (Number.isNaN(z)) return undefined;
-    return { max, z, weighted: this.weightedSum(max) };
+    const z = this.nativeWeights(native, max);
+    return z === undefined ? undefined : { max, z, weighted: this.weightedSum(max) };
   }
 
   /** Σ weight·(logit − shift) after llama.cpp's exp kernel wrote the weights: unclamped over
@@ -285,11 +284,14 @@ export class VocabBuffers {
    * llama.cpp's exp kernel where it is bound (blockSums are then not written), else expWeights. */
   softmaxWeights(shift: number): number {
     const native = ggmlCpuKernels();
-    if (native) {
-      const z = native.softMax(this.size, this.weights, this.logits, shift);
-      if (!Number.isNaN(z)) return z;
-    }
-    return this.expWeights(shift, 1);
+    return (native && this.nativeWeights(native, shift)) ?? this.expWeights(shift, 1);
+  }
+
+  /** `weights` = exp(logits − shift) by llama.cpp's kernel, and their sum; undefined when a
+   * NaN logit made the sum NaN (the WebAssembly kernels give NaN no weight). */
+  private nativeWeights(native: GgmlCpuKernels, shift: number): number | undefined {
+    const z = native.softMax(this.size, this.weights, this.logits, shift);
+    return Number.isNaN(z) ? undefined : z;
   }
 
   /**

@@ -375,16 +375,18 @@ export class VmSession {
   }
   private committing: ParseHost | null = null;
 
+  /** What the parse hosts reach of this session: made once, shared by every parse. */
   private hostParts(): SessionParts {
-    return {
+    return (this.parts ??= {
       mem: this.mem,
       literals: this.literals,
       runLiterals: this.runLiterals,
       libraryFunction: (name) => this.scope.funcs.get(name) === baseScope().funcs.get(name),
       intrinsics: this.intrinsics,
       argv: () => this.argv(),
-    };
+    });
   }
+  private parts: SessionParts | null = null;
 
   /** Calls a function defined by an earlier block (hooks call fn(step) before every token). */
   call(name: string, args: Array<number | bigint>): VmOutcome {
