@@ -634,6 +634,8 @@ export class SequenceState implements IntrinsicHost {
     // Nothing reads this sequence's logits after it ends (its VM binding lets go just below).
     giveBackLogitState(this.logitState);
     if (this.liveVm) this.liveVm.binding.target = null;
+    // A session this sequence made for itself ends with it (one given in `live` lives on).
+    if (this.liveVm && this.liveVm !== this.options.live) this.liveVm.session.dispose();
     if (this.vectorBefore !== undefined) {
       this.engine.setControlVector(this.seq, this.vectorBefore);
       this.vectorBefore = undefined;

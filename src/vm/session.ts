@@ -183,6 +183,12 @@ export class VmSession {
     };
   }
 
+  /** Ends the session: its memory goes to the next session of its profile (see
+   * VmMemory.release). Nothing may run in it afterwards. */
+  dispose(): void {
+    this.mem.release();
+  }
+
   /** The persistent `memory[]` ints (a fresh view each time: growth can move the buffer). */
   get memory(): Int32Array {
     return new Int32Array(this.mem.wasm.buffer, this.memoryAddr, MEMORY_INTS);
