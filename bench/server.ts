@@ -8,7 +8,7 @@
 // them with failing or looping regions.
 //   npm run build && node dist/bench/server.js [max-tokens] [rounds]
 //   node dist/bench/server.js load [runs]   (only the load run, repeated: a stress reproducer)
-//   node dist/bench/server.js ab OTHER-CHECKOUT [clients] [max-tokens] [rounds]
+//   node dist/bench/server.js ab OTHER-CHECKOUT [clients] [max-tokens] [rounds] [stories260K|nano]
 //     (A/B: this checkout's server against another built checkout's, same requests, interleaved;
 //     OTHER-CHECKOUT `main-thread` is this checkout with `--decode-thread main`, `threads=N` this
 //     checkout with N llama.cpp threads)
@@ -26,6 +26,13 @@ const mode = process.argv[2] === "load" || process.argv[2] === "ab" ? process.ar
 const loadOnly = mode === "load";
 const abOther = mode === "ab" ? process.argv[3] : undefined;
 const abClients = Number(process.argv[4] ?? 16);
+/** The A/B's model: stories260K (default) or nano (chat requests with a region each). */
+const abModel = process.argv[7] ?? "stories260K";
+if (mode === "ab" && abModel !== "stories260K" && abModel !== "nano")
+  throw new Error(`unknown A/B model '${abModel}' (use stories260K or nano)`);
+/** Requests each A/B client sends one after another per round: at least 16 per round, so that
+ * a round at one client is not one request's noise. */
+const abPerClient = Math.ceil(16 / abClients);
 const maxTokens = loadOnly
   ? 96
   : Number(process.argv[mode === "ab" ? 5 : 2] ?? (abOther ? 64 : 96));
@@ -270,7 +277,13 @@ function processSeconds(pid: number | undefined): number {
   }
 }
 
-async function serverRun(server: { url: string; pid?: number }, load: Load, clients: number) {
+/** `clients` concurrent streams, each sending `perClient` requests one after another. */
+async function serverRun(
+  server: { url: string; pid?: number },
+  load: Load,
+  clients: number,
+  perClient = 1,
+) {
   const url = server.url;
   const modelId = modelIdOf(load.model);
   const cpuBefore = processSeconds(server.pid);
@@ -278,11 +291,18 @@ async function serverRun(server: { url: string; pid?: number }, load: Load, clie
   const threadsBefore = threadTable(server.pid);
   const clientBefore = clientSeconds();
   const start = performance.now();
-  const runs = await Promise.all(
-    Array.from({ length: clients }, (_, i) =>
-      streamOnce(url, load.endpoint, { model: modelId, ...load.body(i) }),
-    ),
-  );
+  const runs = (
+    await Promise.all(
+      Array.from({ length: clients }, async (_, i) => {
+        const mine: ClientRun[] = [];
+        for (let k = 0; k < perClient; k++)
+          mine.push(
+            await streamOnce(url, load.endpoint, { model: modelId, ...load.body(i + k * clients) }),
+          );
+        return mine;
+      }),
+    )
+  ).flat();
   const seconds = (performance.now() - start) / 1000;
   const tokens = runs.reduce((n, r) => n + r.tokens, 0);
   const cpu = processSeconds(server.pid) - cpuBefore;
@@ -555,28 +575,30 @@ async function throughputTable(): Promise<void> {
 }
 
 /** This checkout's server against another built checkout's (`npm run build` there) on the same
- * stories260K requests, in interleaved rounds; main-thread CPU per token, medians and the
- * median of the per-round ratios. */
+ * requests (stories260K, or nano's chat with a region each), in interleaved rounds; CPU per
+ * token by thread, medians and the median of the per-round ratios. */
 async function abRun(other: string): Promise<void> {
   console.log(
-    `A = ${other}, B = ${packageRoot}; stories260K, ${abClients} clients × ${maxTokens} tokens, ${rounds} rounds, load ${loadAverage()}`,
+    `A = ${other}, B = ${packageRoot}; ${abModel}, ${abClients} clients × ${abPerClient} requests × ${maxTokens} tokens, ${rounds} rounds, load ${loadAverage()}`,
   );
+  const load = abModel === "nano" ? nano : stories;
   const otherThreads = /^threads=(\d+)$/.exec(other)?.[1];
   const a =
     other === "main-thread"
-      ? await spawnServer(stories.model, abClients, packageRoot, ["--decode-thread", "main"])
+      ? await spawnServer(load.model, abClients, packageRoot, ["--decode-thread", "main"])
       : otherThreads
-        ? await spawnServer(stories.model, abClients, packageRoot, serveArgs, Number(otherThreads))
-        : await spawnServer(stories.model, abClients, other);
-  const b = await spawnServer(stories.model, abClients, packageRoot, serveArgs);
+        ? await spawnServer(load.model, abClients, packageRoot, serveArgs, Number(otherThreads))
+        : await spawnServer(load.model, abClients, other);
+  const b = await spawnServer(load.model, abClients, packageRoot, serveArgs);
   const runsA: Array<Awaited<ReturnType<typeof serverRun>>> = [];
   const runsB: typeof runsA = [];
   try {
     for (let w = 0; w < warmUpRounds(abClients); w++)
-      for (const s of [a, b]) await serverRun(s, stories, abClients);
+      for (const s of [a, b]) await serverRun(s, load, abClients, abPerClient);
     for (let r = 0; r < rounds; r++) {
       const order = r % 2 === 0 ? [a, b] : [b, a];
-      for (const s of order) (s === a ? runsA : runsB).push(await serverRun(s, stories, abClients));
+      for (const s of order)
+        (s === a ? runsA : runsB).push(await serverRun(s, load, abClients, abPerClient));
     }
   } finally {
     a.stop();
