@@ -25,8 +25,6 @@ const SPARE_MAX_BYTES = 1 << 20;
 function takeMemory(key: string, initial: number, maximum: number): WasmMemory {
   const wasm = spareMemories.get(key)?.pop();
   if (!wasm) return new Wasm.Memory({ initial, maximum });
-  // Growing by nothing detaches the old buffer: views its last owner kept read nothing.
-  wasm.grow(0);
   new Uint8Array(wasm.buffer).fill(0);
   return wasm;
 }
@@ -81,19 +79,21 @@ export class VmMemory {
     return this.dvcache;
   }
   private refresh(): void {
-    // Its buffer went to another memory's owner (see release).
+    // Its buffer went to another owner (see release).
     if (this.released) throw new RangeError("the VM's memory was released");
     this.u8cache = new Uint8Array(this.wasm.buffer);
     this.dvcache = new DataView(this.wasm.buffer);
   }
   /**
-   * Hands the WebAssembly memory to the next VmMemory of the same size. Call it only when nothing
-   * will run in this memory again (its session is done): the next owner's taking detaches every
-   * view of it, and this object's accesses then throw.
+   * Hands the WebAssembly memory to the next VmMemory of the same size, which zeroes it. Call it
+   * only when nothing will run in this memory again (its session is done, see
+   * VmSession.dispose): this object's own accesses throw from now on.
    */
   release(): void {
     if (this.released) return;
     this.released = true;
+    // Empty views make the accessors refresh, which throws.
+    this.u8cache = new Uint8Array(0);
     if (this.initialBytes > SPARE_MAX_BYTES || this.wasm.buffer.byteLength !== this.initialBytes)
       return;
     let spare = spareMemories.get(this.spareKey);

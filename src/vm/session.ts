@@ -186,11 +186,19 @@ export class VmSession {
   /** Ends the session: its memory goes to the next session of its profile (see
    * VmMemory.release). Nothing may run in it afterwards. */
   dispose(): void {
+    this.disposed = true;
     this.mem.release();
+  }
+  private disposed = false;
+
+  /** Refuses to run in a memory that now belongs to another session. */
+  private live(): void {
+    if (this.disposed) throw new Error("this VM session was disposed");
   }
 
   /** The persistent `memory[]` ints (a fresh view each time: growth can move the buffer). */
   get memory(): Int32Array {
+    this.live();
     return new Int32Array(this.mem.wasm.buffer, this.memoryAddr, MEMORY_INTS);
   }
 
@@ -203,6 +211,7 @@ export class VmSession {
 
   /** Compiles and runs one block; definitions in it persist for later blocks. */
   run(source: string): VmOutcome {
+    this.live();
     const t0 = now();
     const stats: VmStats = { compileMs: 0, runMs: 0, instructions: 0, memoryBytes: 0 };
     let parsed;
@@ -396,6 +405,7 @@ export class VmSession {
 
   /** Calls a function defined by an earlier block (hooks call fn(step) before every token). */
   call(name: string, args: Array<number | bigint>): VmOutcome {
+    this.live();
     const t0 = now();
     const stats: VmStats = { compileMs: 0, runMs: 0, instructions: 0, memoryBytes: 0 };
     // A cached module of the current version means the function is still defined: a hook's
