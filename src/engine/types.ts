@@ -38,6 +38,9 @@ export interface Capabilities {
   reads: { hidden: boolean; attention: boolean; kv: boolean; finalNorm: boolean };
   /** Activation writes (steering) available. */
   steer: boolean;
+  /** decodeAsync runs the forward pass on another thread (false: it decodes before returning,
+   * as with the glass-box tap, whose callback must run on the JavaScript thread). */
+  backgroundDecode: boolean;
 }
 
 export interface ModelInfo {

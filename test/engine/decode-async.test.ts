@@ -95,6 +95,8 @@ test("a decode that does not fit rejects with context-full and leaves the engine
 });
 
 test("with the glass-box tap, decodeAsync decodes before it returns", async () => {
+  assert.equal(plain.capabilities.backgroundDecode, true);
+  assert.equal(glass.capabilities.backgroundDecode, false);
   glass.truncate(0, 0);
   glass.observe({ hidden: true });
   const pending = glass.decodeAsync([{ seq: 0, tokens: prompt }]);

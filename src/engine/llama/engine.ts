@@ -379,6 +379,7 @@ export class LlamaEngine implements Engine {
       backend,
       reads: { hidden: glassBox, attention: glassBox, kv: glassBox, finalNorm: glassBox },
       steer: glassBox,
+      backgroundDecode: !this.tap,
     };
   }
 
