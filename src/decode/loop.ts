@@ -245,18 +245,20 @@ export class DecodeLoop {
           const full = this.dropUnfit(items, owners);
           // While the tokens decode (on the core llama.cpp's thread count leaves free), finish
           // the step's work on them.
-          const decoded = this.overlap ? this.decodeAsync(items, owners) : undefined;
+          const decoded = (this.decoding = this.overlap
+            ? this.decodeAsync(items, owners)
+            : undefined);
+          // Awaited below, after the events: a failure meanwhile is not an unhandled one.
+          decoded?.catch(() => undefined);
           this.settleAll(late);
           // The tokens just sampled need not wait for their own decode (a request's first token,
           // above all: at 16 sequences a step is a few milliseconds).
           for (let ev = this.nextEvent(sampled); ev; ev = this.nextEvent(sampled)) yield ev;
           for (const s of full) this.finishFull(s);
           intake?.sampled?.();
-          if (decoded) {
-            this.decoding = decoded;
-            await decoded;
-            this.decoding = undefined;
-          } else this.decodeFitting(items, owners);
+          if (decoded) await decoded;
+          else this.decodeFitting(items, owners);
+          this.decoding = undefined;
           for (let i = 0; i < owners.length; i++) {
             owners[i]!.append(items[i]!.tokens, items[i]!.offset);
             this.cacheTokens(owners[i]!, items[i]!.tokens);
