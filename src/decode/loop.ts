@@ -15,6 +15,9 @@
 //      the step after it arrives.
 // A region program's checkpoints point past its injected result; rewinds happen after the code
 // that asked for them returns.
+// When the engine decodes on another thread, step 4 starts right after the tokens are sampled
+// and scanned, and the hooks that cannot change the sampling, the token statistics and the
+// events are done while it runs (docs/decode-loop.md, "Overlap with the next decode").
 import type { Engine, ObserveOptions } from "../engine/types.js";
 import { EngineError } from "../engine/errors.js";
 import type { VmOutcome } from "../vm/result.js";
