@@ -133,6 +133,8 @@ export class VmSession {
   private readonly wrapv: boolean;
   private argvAddr = 0;
   private readonly host: HostState;
+  /** Every intrinsic a module of this session imported: all that its code can reach. */
+  private readonly imported = new Set<string>();
   /** Bumped whenever definitions change, so cached call() modules are rebuilt. */
   private version = 0;
   private readonly callCache = new Map<
@@ -403,6 +405,17 @@ export class VmSession {
   }
   private parts: SessionParts | null = null;
 
+  /** The intrinsics imported by every module this session instantiated so far. */
+  get importedIntrinsics(): ReadonlySet<string> {
+    return this.imported;
+  }
+
+  /** Whether call(name) would reuse a module built for the current definitions (so whatever
+   * the function can reach is in importedIntrinsics already). */
+  hasCompiledCall(name: string): boolean {
+    return this.callCache.get(name)?.version === this.version;
+  }
+
   /** Calls a function defined by an earlier block (hooks call fn(step) before every token). */
   call(name: string, args: Array<number | bigint>): VmOutcome {
     this.live();
@@ -502,6 +515,7 @@ export class VmSession {
             print: (text) => this.host.out.write(Buffer.from(text, "utf8")),
           });
     for (const imp of compiled.imports) {
+      this.imported.add(imp.name);
       const def = this.intrinsics.get(imp.name)!;
       const isVoid = def.ty.ret!.kind === "void";
       intrinsicNs[imp.name] = (...args: number[]) => {
