@@ -11,7 +11,7 @@
 //   node dist/bench/server.js ab OTHER-CHECKOUT [clients] [max-tokens] [rounds] [stories260K|nano]
 //     (A/B: this checkout's server against another built checkout's, same requests, interleaved;
 //     OTHER-CHECKOUT `main-thread` is this checkout with `--decode-thread main`, `threads=N` this
-//     checkout with N llama.cpp threads)
+//     checkout with N llama.cpp threads, `no-overlap` this checkout with RUFFIAN_OVERLAP=0)
 import { spawn, spawnSync } from "node:child_process";
 import { Agent, request as httpRequest, type IncomingMessage } from "node:http";
 import { readFileSync, readdirSync } from "node:fs";
@@ -179,6 +179,7 @@ async function spawnServer(
   root = packageRoot,
   extraArgs: readonly string[] = [],
   serverThreads = threads,
+  env: Record<string, string> = {},
 ): Promise<{ url: string; pid: number; stop(): void }> {
   const bin = join(root, "bin", "ruffian.js");
   const child = spawn(
@@ -186,7 +187,7 @@ async function spawnServer(
     [bin, "serve", "--model", model, "--port", "0", "--slots", String(slots), ...extraArgs],
     {
       stdio: ["ignore", "pipe", "inherit"],
-      env: { ...process.env, RUFFIAN_THREADS: String(serverThreads) },
+      env: { ...process.env, RUFFIAN_THREADS: String(serverThreads), ...env },
     },
   );
   let out = "";
@@ -588,7 +589,11 @@ async function abRun(other: string): Promise<void> {
       ? await spawnServer(load.model, abClients, packageRoot, ["--decode-thread", "main"])
       : otherThreads
         ? await spawnServer(load.model, abClients, packageRoot, serveArgs, Number(otherThreads))
-        : await spawnServer(load.model, abClients, other);
+        : other === "no-overlap"
+          ? await spawnServer(load.model, abClients, packageRoot, serveArgs, threads, {
+              RUFFIAN_OVERLAP: "0",
+            })
+          : await spawnServer(load.model, abClients, other);
   const b = await spawnServer(load.model, abClients, packageRoot, serveArgs);
   const runsA: Array<Awaited<ReturnType<typeof serverRun>>> = [];
   const runsB: typeof runsA = [];
