@@ -267,7 +267,7 @@ export class DecodeLoop {
             this.cacheTokens(owners[i]!, items[i]!.tokens);
           }
           this.runClosedRegions(owners);
-        } else this.settleAll(late);
+        }
         for (let ev = this.nextEvent(seqs); ev; ev = this.nextEvent(seqs)) yield ev;
         if (seqs.some((s) => s.done)) this.active = seqs.filter((s) => !s.done);
         if (this.active.length > 0 && this.active.every((s) => s.waitingForWorker)) {

@@ -3,6 +3,7 @@
 // the sampling run while the step's tokens decode. What comes out must be what comes out
 // without it: the same tokens, probabilities, entropies, hook logs, regions, in the same order.
 import { after, test } from "node:test";
+import { Worker } from "node:worker_threads";
 import assert from "node:assert/strict";
 import { openEngine } from "../../src/engine/open.js";
 import { EngineError } from "../../src/engine/errors.js";
@@ -207,4 +208,18 @@ int main() { hook_set("back", 5); return 0; }`).ok,
   assert.ok(rewinding.callHook("back").ok);
   assert.equal(rewinding.hooksSamplingNeutral(), false);
   rewinding.finish("eos");
+});
+
+test("in a worker thread (as the server runs the loop) the decode overlaps and agrees", async () => {
+  const worker = new Worker(new URL("./overlap-worker.js", import.meta.url));
+  type Run = { tokens: number[]; inFlight: number };
+  const reply = await new Promise<{ on: Run; off: Run }>((resolve, reject) => {
+    worker.once("message", resolve);
+    worker.once("error", reject);
+  });
+  await worker.terminate();
+  assert.equal(reply.on.tokens.length, 12);
+  assert.deepEqual(reply.on.tokens, reply.off.tokens);
+  assert.equal(reply.on.inFlight, 12);
+  assert.equal(reply.off.inFlight, 0);
 });
