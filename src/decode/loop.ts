@@ -283,7 +283,8 @@ export class DecodeLoop {
           this.wakeLoop = undefined;
           lastYield = performance.now();
         } else if (performance.now() - lastYield > YIELD_EVERY_MS) {
-          // Let timers, signals and I/O run every few milliseconds; the decode itself is synchronous.
+          // Let timers, signals and I/O run every few milliseconds (a synchronous decode never
+          // lets them in; an awaited one does).
           await new Promise<void>((resolve) => setImmediate(resolve));
           lastYield = performance.now();
         }
