@@ -98,6 +98,28 @@ test("a reading hook with statistics: the same events with the overlap on and of
   }
 });
 
+test("hooks read the logits as before sampling, whatever the sampler edits in place", async () => {
+  // A repetition penalty and a logit bias are applied in the state's buffers for the draw and
+  // undone after it: a hook running after the draw must read what it read before.
+  const request: GenerationRequest = {
+    prompt: PROMPT,
+    maxTokens: 24,
+    hook: READING_HOOK,
+    sampling: {
+      temperature: 0.8,
+      topK: 20,
+      repetitionPenalty: 1.3,
+      logitBias: new Map([[13, 2.5]]),
+      seed: 3,
+    },
+    topLogprobs: 4,
+  };
+  const on = await run([request], true);
+  assert.equal(ofType(on, "token").length, 24);
+  assert.equal(ofType(on, "hook-log").length, 24);
+  assert.deepEqual(timeless(on), timeless(await run([request], false)));
+});
+
 test("seeded sampling with the overlap gives the same tokens every run", async () => {
   const request: GenerationRequest = {
     prompt: PROMPT,
