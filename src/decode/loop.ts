@@ -89,8 +89,9 @@ export interface DecodeLoopOptions {
    * seconds stalls only its own sequence (default: every region runs on this thread). */
   regionRunner?: VmWorkerRunner;
   /** Overlap each step's statistics, events and sampling-neutral hooks with the decode of its
-   * tokens when the engine decodes on another thread (capabilities.backgroundDecode; default
-   * true; false, or RUFFIAN_OVERLAP=0 in the environment, does them first). */
+   * tokens when the engine decodes on another thread (capabilities.backgroundDecode). Default:
+   * RUFFIAN_OVERLAP=1 or 0 in the environment, else on for vocabularies of 65,536 tokens or
+   * more (below, the work moved costs less than the asynchronous decode adds). */
   overlap?: boolean;
 }
 
@@ -108,6 +109,14 @@ interface StepWork {
   event: TokenEvent | undefined;
   filled: boolean;
 }
+
+/**
+ * The vocabulary from which the overlap is on by default. The asynchronous decode's round trip
+ * (two thread wake-ups) costs ~0.1 ms per step on this project's 2-core VMs; what moves past
+ * it, the statistics and a reading hook, costs ~0.25 ms at 151,936 tokens but ~0.05 at 32,000
+ * and microseconds at 512, where the overlap measured neutral and slower (docs/benchmarks.md).
+ */
+const OVERLAP_MIN_VOCAB = 65_536;
 
 /** How long the loop may run without letting the event loop in (signals, I/O, timers). */
 const YIELD_EVERY_MS = 5;
@@ -171,9 +180,11 @@ export class DecodeLoop {
     readonly options: DecodeLoopOptions = {},
   ) {
     // Only an engine that decodes on another thread has anything to overlap with.
+    const env = process.env.RUFFIAN_OVERLAP;
+    const asked = options.overlap ?? (env === "0" ? false : env === "1" ? true : undefined);
     this.overlap =
-      (options.overlap ?? process.env.RUFFIAN_OVERLAP !== "0") &&
-      engine.capabilities.backgroundDecode;
+      engine.capabilities.backgroundDecode &&
+      (asked ?? engine.capabilities.nVocab >= OVERLAP_MIN_VOCAB);
   }
 
   /**
