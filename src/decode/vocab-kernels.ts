@@ -38,6 +38,9 @@ interface KernelExports {
     below: number,
     out: number,
     value: number,
+    weightsDelta: number,
+    outW: number,
+    outX: number,
   ): number;
   massAbove(p: number, w: number, n: number, threshold: number): number;
   absDiff(a: number, b: number, n: number): number;
@@ -98,6 +101,9 @@ export class VocabBuffers {
   readonly blockSums: Float64Array;
   /** The largest logit of each block of BLOCK tokens, written by max() and argmax(). */
   readonly blockMaxima: Float32Array;
+  /** The logits and weights of the tokens maskBelowCollect listed, in `index`'s order. */
+  readonly bandLogits: Float32Array;
+  readonly bandWeights: Float32Array;
   /** A second vocabulary-sized buffer (for diffs against a snapshot), when asked for. */
   readonly scratch: Float32Array | undefined;
   private readonly sums: Float64Array;
@@ -112,6 +118,8 @@ export class VocabBuffers {
     index: number;
     scratch: number;
     stats: number;
+    bandLogits: number;
+    bandWeights: number;
   };
   private readonly stats: Float64Array;
 
@@ -124,6 +132,7 @@ export class VocabBuffers {
     const maximaBytes = Math.ceil((4 * blocks) / 16) * 16;
     const sums = CONSTANT_BYTES;
     const logits = sums + sumsBytes + maximaBytes;
+    const stats = logits + 3 * floats + (options.scratch ? floats : 0);
     const at = {
       sums,
       maxima: sums + sumsBytes,
@@ -131,9 +140,11 @@ export class VocabBuffers {
       weights: logits + floats,
       index: logits + 2 * floats,
       scratch: logits + 3 * floats,
-      stats: logits + 3 * floats + (options.scratch ? floats : 0),
+      stats,
+      bandLogits: stats + 16 * blocks,
+      bandWeights: stats + 16 * blocks + floats,
     };
-    const bytes = at.stats + 16 * blocks;
+    const bytes = at.bandWeights + floats;
     const pages = Math.ceil(bytes / PAGE);
     const memory = new Wasm.Memory({ initial: pages, maximum: pages });
     compiled ??= new Wasm.Module(encodeKernelModule());
@@ -151,6 +162,8 @@ export class VocabBuffers {
     this.index = new Int32Array(buf, at.index, this.padded);
     this.stats = new Float64Array(buf, at.stats, 2 * blocks);
     this.scratch = options.scratch ? new Float32Array(buf, at.scratch, size) : undefined;
+    this.bandLogits = new Float32Array(buf, at.bandLogits, this.padded);
+    this.bandWeights = new Float32Array(buf, at.bandWeights, this.padded);
   }
 
   /** The largest logit, ignoring NaN; −Infinity when every logit is −Infinity or NaN. Also
@@ -354,16 +367,32 @@ export class VocabBuffers {
   }
 
   /** collect(threshold, below) and maskBelow(threshold, value) in one pass (the padding is
-   * left alone): the ids of the logits in [threshold, below) to `index`; returns how many. */
+   * left alone): the ids of the logits in [threshold, below) to `index`, their logits to
+   * `bandLogits` and their weights to `bandWeights` (in the same order); returns how many. */
   maskBelowCollect(threshold: number, below: number, value: number): number {
-    const { logits, index } = this;
+    const { logits, weights, index, bandLogits, bandWeights, at } = this;
     const from = float32AtLeast(Math.max(threshold, LOWEST));
     const to = float32AtLeast(below);
     const whole = this.size & ~15; // the kernel takes 16 floats per step
-    let count = this.k.maskCollect(this.at.logits, whole, from, to, this.at.index, value);
+    let count = this.k.maskCollect(
+      at.logits,
+      whole,
+      from,
+      to,
+      at.index,
+      value,
+      at.weights - at.logits,
+      at.bandWeights,
+      at.bandLogits,
+    );
     for (let i = whole; i < this.size; i++) {
-      if (logits[i]! < from) logits[i] = value;
-      else if (logits[i]! < to) index[count++] = i;
+      const x = logits[i]!;
+      if (x < from) logits[i] = value;
+      else if (x < to) {
+        index[count] = i;
+        bandLogits[count] = x;
+        bandWeights[count++] = weights[i]!;
+      }
     }
     return count;
   }
