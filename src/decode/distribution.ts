@@ -17,16 +17,19 @@ export interface SoftmaxStats {
   logZ: number;
   /** Shannon entropy in nats. */
   entropy: number;
+  /** Whether the pass left exp(logit − max) in the buffer's weights (their sum is
+   * exp(logZ − max)); logit_top_p reuses them. */
+  weights: boolean;
 }
 
 /** Normaliser and entropy of softmax(logits) at temperature 1. */
 export function softmaxStats(buf: VocabBuffers): SoftmaxStats {
-  const { max, z, weighted } = buf.softmaxSums();
-  if (max === -Infinity) return { max, logZ: -Infinity, entropy: NaN };
+  const { max, z, weighted, weights } = buf.softmaxSums();
+  if (max === -Infinity) return { max, logZ: -Infinity, entropy: NaN, weights: false };
   // An infinite logit takes all the mass.
-  if (max === Infinity) return { max, logZ: Infinity, entropy: 0 };
+  if (max === Infinity) return { max, logZ: Infinity, entropy: 0, weights: false };
   // H = −Σ p log p with log p = d − log z, d = logit − max.
-  return { max, logZ: max + Math.log(z), entropy: Math.log(z) - weighted / z };
+  return { max, logZ: max + Math.log(z), entropy: Math.log(z) - weighted / z, weights };
 }
 
 /** Logits of a strided sample of the vocabulary, reused between calls. */

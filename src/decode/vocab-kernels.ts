@@ -86,6 +86,18 @@ function float32AtLeast(x: number): number {
   return floatOf[0]!;
 }
 
+/** The softmax sums at temperature 1 (see VocabBuffers.softmaxSums). */
+export interface SoftmaxSums {
+  /** The largest logit M. */
+  max: number;
+  /** Σ exp(x − M). */
+  z: number;
+  /** Σ exp(x − M)·(x − M). */
+  weighted: number;
+  /** Whether `weights` now hold exp(x − M), summing to z. */
+  weights: boolean;
+}
+
 export class VocabBuffers {
   /** Vocabulary size. */
   readonly size: number;
@@ -182,8 +194,9 @@ export class VocabBuffers {
    * Σ e^(x−M)(x−M) = e^(m−M)·(Σ e^(x−m)(x−m) + (m − M)·Σ e^(x−m)). Tokens 85.5 nats or more
    * below their block's maximum are left out, and so are blocks SKIP_NATS (40) below M: each
    * such token weighs under e^−40 of the most likely one (the bound is in simd-module.ts).
+   * `weights`: the native path also left exp(x − M) in `weights` (their sum is z).
    */
-  softmaxSums(): { max: number; z: number; weighted: number } {
+  softmaxSums(): SoftmaxSums {
     const native = ggmlCpuKernels();
     return (native && this.nativeSoftmaxSums(native)) ?? this.wasmSoftmaxSums();
   }
@@ -197,13 +210,11 @@ export class VocabBuffers {
    * than ~87 nats down underflow to 0, each under e^−87 of the most likely. Undefined for a
    * NaN logit or no finite maximum, which the WebAssembly kernel's rules cover.
    */
-  private nativeSoftmaxSums(
-    native: GgmlCpuKernels,
-  ): { max: number; z: number; weighted: number } | undefined {
+  private nativeSoftmaxSums(native: GgmlCpuKernels): SoftmaxSums | undefined {
     const max = this.max();
     if (!(max > -Infinity && max < Infinity)) return undefined;
     const z = this.nativeWeights(native, max);
-    return z === undefined ? undefined : { max, z, weighted: this.weightedSum(max) };
+    return z === undefined ? undefined : { max, z, weighted: this.weightedSum(max), weights: true };
   }
 
   /** Σ weight·(logit − shift) after llama.cpp's exp kernel wrote the weights: unclamped over
@@ -228,7 +239,7 @@ export class VocabBuffers {
   }
 
   /** softmaxSums in WebAssembly alone: one blockStats pass. */
-  private wasmSoftmaxSums(): { max: number; z: number; weighted: number } {
+  private wasmSoftmaxSums(): SoftmaxSums {
     const max = this.k.blockStats(this.at.logits, this.padded, this.at.maxima, this.at.stats);
     const maxima = this.blockMaxima;
     const stats = this.stats;
@@ -244,7 +255,7 @@ export class VocabBuffers {
         weighted += (stats[2 * b + 1]! + d * blockZ) * scale;
       }
     }
-    return { max, z, weighted };
+    return { max, z, weighted, weights: false };
   }
 
   /** The first token holding the largest logit, or −1 when there is none: one pass for the
