@@ -203,7 +203,14 @@ export function maskOutsideNucleus(
   const logits = buf.logits;
   const n = buf.size;
   if (n <= SMALL_VOCABULARY) {
-    maskBand(buf, -Infinity, Infinity, z, target, masked, 0);
+    // Every token listed, the nucleus partitioned out by weight, one pass masks below its
+    // lowest logit.
+    const count = buf.collect(-Infinity);
+    const index = buf.index;
+    const inside = nucleus(index, count, buf.weights, target).count;
+    let cut = Infinity;
+    for (let i = 0; i < inside; i++) cut = Math.min(cut, logits[index[i]!]!);
+    buf.maskBelow(cut, masked);
     return;
   }
   const stride = Math.floor(n / SAMPLE);
@@ -310,12 +317,16 @@ function maskBand(
   return undefined;
 }
 
-/** Buckets of edgeLogit's histogram. */
+/** Up to this many tokens edgeLogit selects among copies of them directly: the histogram's
+ * increments of one bucket wait on each other (~6 ns a token against ~1 for a plain pass),
+ * which only pays where it spares a selection over thousands. */
+const FEW_FOR_HISTOGRAM = 1024;
+/** Buckets of edgeLogit's histogram: about one per 8 tokens, at most this many. */
 const EDGE_BUCKETS = 256;
 const bucketMass = new Float64Array(EDGE_BUCKETS);
 /** The logits of edgeLogit's bucket that holds the edge, and their weights. */
-let edgeLogits: Float32Array = new Float32Array(64);
-let edgeWeights: Float32Array = new Float32Array(64);
+let edgeLogits = new Float32Array(FEW_FOR_HISTOGRAM);
+let edgeWeights = new Float32Array(FEW_FOR_HISTOGRAM);
 
 /**
  * The largest logit c among xs[0..n) (no NaN) such that the weights ws of the tokens whose
@@ -326,6 +337,12 @@ let edgeWeights: Float32Array = new Float32Array(64);
  * 2,000 tokens of a 151,936-token edge, against ~8). Leaves both arrays as they were.
  */
 export function edgeLogit(xs: Float32Array, ws: Float32Array, n: number, need: number): number {
+  if (n <= FEW_FOR_HISTOGRAM) {
+    ensureEdgeCapacity(n);
+    edgeLogits.set(xs.subarray(0, n));
+    edgeWeights.set(ws.subarray(0, n));
+    return selectEdge(edgeLogits, edgeWeights, n, need);
+  }
   let min = Infinity;
   let max = -Infinity;
   for (let i = 0; i < n; i++) {
@@ -339,10 +356,11 @@ export function edgeLogit(xs: Float32Array, ws: Float32Array, n: number, need: n
     return n > 0 && all >= need ? max : -Infinity;
   }
   // bucket(x) = ⌊(x − min)·scale⌋ is monotone in x: higher buckets hold higher logits.
-  const scale = (EDGE_BUCKETS - 1) / (max - min);
-  fillBuckets(xs, ws, n, min, scale);
+  const buckets = Math.min(EDGE_BUCKETS, Math.max(16, n >> 3));
+  const scale = (buckets - 1) / (max - min);
+  fillBuckets(xs, ws, n, min, scale, buckets);
   let taken = 0;
-  let bucket = EDGE_BUCKETS - 1;
+  let bucket = buckets - 1;
   for (; bucket >= 0; bucket--) {
     if (taken + bucketMass[bucket]! >= need) break;
     taken += bucketMass[bucket]!;
@@ -353,13 +371,19 @@ export function edgeLogit(xs: Float32Array, ws: Float32Array, n: number, need: n
 
 /** bucketMass[b] = Σ ws over the tokens of bucket b (a function of its own: inline in
  * edgeLogit, this loop ran 3× slower). */
-function fillBuckets(xs: Float32Array, ws: Float32Array, n: number, min: number, scale: number) {
-  bucketMass.fill(0);
+function fillBuckets(
+  xs: Float32Array,
+  ws: Float32Array,
+  n: number,
+  min: number,
+  scale: number,
+  buckets: number,
+) {
+  bucketMass.fill(0, 0, buckets);
   for (let i = 0; i < n; i++) bucketMass[((xs[i]! - min) * scale) | 0]! += ws[i]!;
 }
 
-/** edgeLogit's last step: the tokens of `bucket` from the highest logit down (ties together)
- * until their weights reach `need`. */
+/** edgeLogit's last step: the tokens of `bucket`, copied out, and the edge among them. */
 function edgeInBucket(
   xs: Float32Array,
   ws: Float32Array,
@@ -373,41 +397,75 @@ function edgeInBucket(
   for (let i = 0; i < n; i++) {
     const x = xs[i]!;
     if ((((x - min) * scale) | 0) !== bucket) continue;
-    if (m === edgeLogits.length) {
-      edgeLogits = growFloats(edgeLogits);
-      edgeWeights = growFloats(edgeWeights);
-    }
+    if (m === edgeLogits.length) ensureEdgeCapacity(m + 1);
     edgeLogits[m] = x;
     edgeWeights[m++] = ws[i]!;
   }
-  let taken = 0;
-  for (;;) {
-    let top = -Infinity;
-    let mass = 0;
-    for (let i = 0; i < m; i++) {
-      const x = edgeLogits[i]!;
-      if (x > top) {
-        top = x;
-        mass = edgeWeights[i]!;
-      } else if (x === top) mass += edgeWeights[i]!;
-    }
-    if (taken + mass >= need || top === -Infinity) return top;
-    taken += mass;
-    // Drop the tokens at `top`.
-    let kept = 0;
-    for (let i = 0; i < m; i++) {
-      if (edgeLogits[i] === top) continue;
-      edgeLogits[kept] = edgeLogits[i]!;
-      edgeWeights[kept++] = edgeWeights[i]!;
-    }
-    m = kept;
-  }
+  return selectEdge(edgeLogits, edgeWeights, m, need);
 }
 
-function growFloats(a: Float32Array): Float32Array {
-  const grown = new Float32Array(2 * a.length);
-  grown.set(a);
-  return grown;
+/**
+ * edgeLogit on arrays it may reorder: quickselect by logit with a three-way partition, the
+ * weights' sums deciding which side to keep (expected O(n); ties never split).
+ */
+function selectEdge(xs: Float32Array, ws: Float32Array, n: number, need: number): number {
+  let lo = 0;
+  let hi = n;
+  let taken = 0;
+  while (hi > lo) {
+    const a = xs[lo]!;
+    const b = xs[(lo + hi - 1) >>> 1]!;
+    const c = xs[hi - 1]!;
+    const pivot = a > b ? (b > c ? b : a > c ? c : a) : a > c ? a : b > c ? c : b;
+    // [lo, gt): > pivot; [gt, i): == pivot; [lt, hi): < pivot.
+    let gt = lo;
+    let i = lo;
+    let lt = hi;
+    let greater = 0;
+    let equal = 0;
+    while (i < lt) {
+      const x = xs[i]!;
+      const w = ws[i]!;
+      if (x > pivot) {
+        xs[i] = xs[gt]!;
+        ws[i] = ws[gt]!;
+        xs[gt] = x;
+        ws[gt] = w;
+        gt++;
+        i++;
+        greater += w;
+      } else if (x < pivot) {
+        lt--;
+        xs[i] = xs[lt]!;
+        ws[i] = ws[lt]!;
+        xs[lt] = x;
+        ws[lt] = w;
+      } else {
+        equal += w;
+        i++;
+      }
+    }
+    if (taken + greater >= need) {
+      hi = gt;
+      continue;
+    }
+    if (taken + greater + equal >= need) return pivot;
+    taken += greater + equal;
+    lo = lt;
+  }
+  return -Infinity;
+}
+
+/** Room for n tokens in edgeLogits and edgeWeights (their contents kept). */
+function ensureEdgeCapacity(n: number): void {
+  if (n <= edgeLogits.length) return;
+  const size = Math.max(n, 2 * edgeLogits.length);
+  const logits = new Float32Array(size);
+  const weights = new Float32Array(size);
+  logits.set(edgeLogits);
+  weights.set(edgeWeights);
+  edgeLogits = logits;
+  edgeWeights = weights;
 }
 
 /** The first r in [from, to] with values[r] ≥ want (values ascending); `to` when none. */
