@@ -75,7 +75,7 @@ async function loopCost(
   engine: Engine,
   hook: string | undefined,
   tokenStats: boolean,
-  overlap = true,
+  overlap?: boolean,
 ): Promise<Cost> {
   let stop: (() => Cost) | undefined;
   let end: Cost = { wall: 0, cpu: 0 };
@@ -167,7 +167,8 @@ async function main(): Promise<void> {
   );
   console.log(
     "ms per token, wall (CPU of all threads in brackets); ratios are against the engine's bare decode + argmax;\n" +
-      "the loop overlaps its work with the decode on the core llama.cpp's thread count leaves free (RUFFIAN_OVERLAP=0: not)\n",
+      "from 65,536 tokens the loop overlaps its work with the decode on the core llama.cpp's thread count leaves free\n" +
+      "(RUFFIAN_OVERLAP=1 or 0 forces it on or off); the last column turns it off\n",
   );
   console.log(
     `${"model".padEnd(30)}${"node-llama-cpp".padStart(16)}${"bare engine".padStart(22)}${"loop".padStart(22)}${"+stats".padStart(22)}${"+stats+hook".padStart(22)}${"same, no overlap".padStart(22)}  hook ratio (wall / CPU)`,

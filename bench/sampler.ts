@@ -158,6 +158,25 @@ const READS: Read[] = [
     },
   },
   {
+    // A hook's usual order (read the entropy, then cut the tail): the statistics' weights
+    // serve the nucleus too. Against "token stats" above, the cost of the cut itself.
+    name: "H, then logit_top_p 0.9",
+    exp: true,
+    ours: (s, l) => (s.load(l), s.entropy() + (s.apply({ op: "top-p", p: 0.9 }), s.logits[0]!)),
+    naive: (l, w) => {
+      w.set(l);
+      const order = Array.from({ length: l.length }, (_, i) => i).sort((a, b) => l[b]! - l[a]!);
+      const max = l[order[0]!]!;
+      let z = 0;
+      for (let i = 0; i < l.length; i++) z += Math.exp(l[i]! - max);
+      let mass = 0;
+      let keep = 0;
+      while (keep < l.length && mass < 0.9) mass += Math.exp(l[order[keep++]!]! - max) / z;
+      for (let r = keep; r < l.length; r++) w[order[r]!] = -10000;
+      return naiveEntropy(l) + w[0]!;
+    },
+  },
+  {
     name: "snapshot+restore+diff",
     ours: (s, l) => {
       s.load(l);

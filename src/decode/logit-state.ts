@@ -32,6 +32,10 @@ export class LogitState {
   private topAsked = 0;
   private cachedEntropy = NaN;
   private cachedLogZ = NaN;
+  /** The statistics pass left exp(logit − cachedMax) in the buffer's weights, for these
+   * logits (llama.cpp's kernel writes them): logit_top_p then needs no exponentials. */
+  private weightsFresh = false;
+  private cachedMax = NaN;
   /** Whether the buffer's block maxima belong to the current logits (a stats pass left them). */
   private maximaFresh = false;
   private readonly snapshots: Array<Float32Array | undefined> = new Array(SNAPSHOT_SLOTS);
@@ -71,6 +75,7 @@ export class LogitState {
     this.topCount = -1;
     this.cachedEntropy = NaN;
     this.maximaFresh = false;
+    this.weightsFresh = false;
   }
 
   checkToken(id: number): void {
@@ -129,8 +134,9 @@ export class LogitState {
       return sampler.sampleIn(this.buf, this.maximaFresh, history);
     } finally {
       // The draw's pass for the maximum ran on the edited logits: its block maxima are not
-      // these logits' (without edits, they are).
+      // these logits' (without edits, they are). It may have written the weights too.
       this.maximaFresh = !edits;
+      this.weightsFresh = false;
     }
   }
 
@@ -139,6 +145,8 @@ export class LogitState {
     if (!Number.isNaN(this.cachedEntropy)) return;
     const stats = softmaxStats(this.buf);
     this.maximaFresh = true;
+    this.weightsFresh = stats.weights;
+    this.cachedMax = stats.max;
     this.cachedLogZ = stats.logZ;
     this.cachedEntropy = stats.entropy;
   }
@@ -197,6 +205,12 @@ export class LogitState {
   private keepNucleus(p: number): void {
     if (!(p > 0 && p <= 1)) throw new RangeError(`top-p must be in (0, 1], got ${p}`);
     const buf = this.buf;
+    if (this.weightsFresh) {
+      // A hook that read the entropy or a probability first paid for the weights already.
+      const max = this.cachedMax;
+      maskOutsideNucleus(buf, p, max, 1, Math.exp(this.cachedLogZ - max), MASKED_LOGIT);
+      return;
+    }
     const sampled = buf.sampledSoftmaxWeights();
     if (sampled) {
       maskOutsideNucleus(buf, p, sampled.shift, 1, sampled.z, MASKED_LOGIT);

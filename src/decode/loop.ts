@@ -89,8 +89,9 @@ export interface DecodeLoopOptions {
    * seconds stalls only its own sequence (default: every region runs on this thread). */
   regionRunner?: VmWorkerRunner;
   /** Overlap each step's statistics, events and sampling-neutral hooks with the decode of its
-   * tokens when the engine decodes on another thread (capabilities.backgroundDecode; default
-   * true; false, or RUFFIAN_OVERLAP=0 in the environment, does them first). */
+   * tokens when the engine decodes on another thread (capabilities.backgroundDecode). Default:
+   * RUFFIAN_OVERLAP=1 or 0 in the environment, else on for vocabularies of 65,536 tokens or
+   * more (below, the work moved costs less than the asynchronous decode adds). */
   overlap?: boolean;
 }
 
@@ -108,6 +109,14 @@ interface StepWork {
   event: TokenEvent | undefined;
   filled: boolean;
 }
+
+/**
+ * The vocabulary from which the overlap is on by default. The asynchronous decode's round trip
+ * (two thread wake-ups) costs ~0.1 ms per step on this project's 2-core VMs; what moves past
+ * it, the statistics and a reading hook, costs ~0.25 ms at 151,936 tokens but ~0.05 at 32,000
+ * and microseconds at 512, where the overlap measured neutral and slower (docs/benchmarks.md).
+ */
+const OVERLAP_MIN_VOCAB = 65_536;
 
 /** How long the loop may run without letting the event loop in (signals, I/O, timers). */
 const YIELD_EVERY_MS = 5;
@@ -171,9 +180,11 @@ export class DecodeLoop {
     readonly options: DecodeLoopOptions = {},
   ) {
     // Only an engine that decodes on another thread has anything to overlap with.
+    const env = process.env.RUFFIAN_OVERLAP;
+    const asked = options.overlap ?? (env === "0" ? false : env === "1" ? true : undefined);
     this.overlap =
-      (options.overlap ?? process.env.RUFFIAN_OVERLAP !== "0") &&
-      engine.capabilities.backgroundDecode;
+      engine.capabilities.backgroundDecode &&
+      (asked ?? engine.capabilities.nVocab >= OVERLAP_MIN_VOCAB);
   }
 
   /**
@@ -247,10 +258,9 @@ export class DecodeLoop {
           const sampled = owners.slice();
           const full = this.dropUnfit(items, owners);
           // While the tokens decode (on the core llama.cpp's thread count leaves free), finish
-          // the step's work on them.
-          const decoded = (this.decoding = this.overlap
-            ? this.decodeAsync(items, owners)
-            : undefined);
+          // the step's work on them (when some sequence left any: see chooseNext).
+          const decoded = (this.decoding =
+            late.length > 0 ? this.decodeAsync(items, owners) : undefined);
           // Awaited below, after the events: a failure meanwhile is not an unhandled one.
           decoded?.catch(() => undefined);
           this.settleAll(late);
@@ -267,7 +277,7 @@ export class DecodeLoop {
             this.cacheTokens(owners[i]!, items[i]!.tokens);
           }
           this.runClosedRegions(owners);
-        } else this.settleAll(late);
+        }
         for (let ev = this.nextEvent(seqs); ev; ev = this.nextEvent(seqs)) yield ev;
         if (seqs.some((s) => s.done)) this.active = seqs.filter((s) => !s.done);
         if (this.active.length > 0 && this.active.every((s) => s.waitingForWorker)) {
@@ -283,7 +293,8 @@ export class DecodeLoop {
           this.wakeLoop = undefined;
           lastYield = performance.now();
         } else if (performance.now() - lastYield > YIELD_EVERY_MS) {
-          // Let timers, signals and I/O run every few milliseconds; the decode itself is synchronous.
+          // Let timers, signals and I/O run every few milliseconds (a synchronous decode never
+          // lets them in; an awaited one does).
           await new Promise<void>((resolve) => setImmediate(resolve));
           lastYield = performance.now();
         }
@@ -555,7 +566,11 @@ export class DecodeLoop {
     }
     const source = this.takeLogits(s);
     const state = s.openStepLogits(source);
+    const stats = s.options.tokenStats || (s.options.topLogprobs ?? 0) > 0;
     const hooksLate = this.overlap && s.hasHooks && s.hooksSamplingNeutral();
+    // Only vocabulary-wide work is worth moving past the decode's launch: the asynchronous
+    // decode costs ~0.03 ms more than a synchronous one, and without the work nothing is won.
+    const moves = hooksLate || (this.overlap && stats);
     if (!hooksLate) {
       this.runHooks(s);
       if (s.rewindRequested) {
@@ -580,9 +595,8 @@ export class DecodeLoop {
         ? s.tokens.slice(s.promptLength)
         : undefined;
     // The statistics pass leaves the block maxima, from which greedy's argmax needs no pass of
-    // its own: computed first, they serve both (with the overlap, they wait for the decode).
-    if (!this.overlap && (s.options.tokenStats || (s.options.topLogprobs ?? 0) > 0))
-      state.entropy();
+    // its own: computed first, they serve both (unless they wait for the decode).
+    if (stats && !moves) state.entropy();
     let token: number;
     try {
       // Plain greedy needs no copy of the logits into the sampler: the state's argmax is it;
@@ -671,7 +685,7 @@ export class DecodeLoop {
       s.finish("stop");
       return null;
     }
-    if (this.overlap) late.push(work);
+    if (moves) late.push(work);
     else this.settle(work);
     return { seq: s.seq, tokens, offset: before };
   }

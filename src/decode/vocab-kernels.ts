@@ -38,6 +38,9 @@ interface KernelExports {
     below: number,
     out: number,
     value: number,
+    weightsDelta: number,
+    outW: number,
+    outX: number,
   ): number;
   massAbove(p: number, w: number, n: number, threshold: number): number;
   absDiff(a: number, b: number, n: number): number;
@@ -83,6 +86,18 @@ function float32AtLeast(x: number): number {
   return floatOf[0]!;
 }
 
+/** The softmax sums at temperature 1 (see VocabBuffers.softmaxSums). */
+export interface SoftmaxSums {
+  /** The largest logit M. */
+  max: number;
+  /** Σ exp(x − M). */
+  z: number;
+  /** Σ exp(x − M)·(x − M). */
+  weighted: number;
+  /** Whether `weights` now hold exp(x − M), summing to z. */
+  weights: boolean;
+}
+
 export class VocabBuffers {
   /** Vocabulary size. */
   readonly size: number;
@@ -98,6 +113,9 @@ export class VocabBuffers {
   readonly blockSums: Float64Array;
   /** The largest logit of each block of BLOCK tokens, written by max() and argmax(). */
   readonly blockMaxima: Float32Array;
+  /** The logits and weights of the tokens maskBelowCollect listed, in `index`'s order. */
+  readonly bandLogits: Float32Array;
+  readonly bandWeights: Float32Array;
   /** A second vocabulary-sized buffer (for diffs against a snapshot), when asked for. */
   readonly scratch: Float32Array | undefined;
   private readonly sums: Float64Array;
@@ -112,6 +130,8 @@ export class VocabBuffers {
     index: number;
     scratch: number;
     stats: number;
+    bandLogits: number;
+    bandWeights: number;
   };
   private readonly stats: Float64Array;
 
@@ -124,6 +144,7 @@ export class VocabBuffers {
     const maximaBytes = Math.ceil((4 * blocks) / 16) * 16;
     const sums = CONSTANT_BYTES;
     const logits = sums + sumsBytes + maximaBytes;
+    const stats = logits + 3 * floats + (options.scratch ? floats : 0);
     const at = {
       sums,
       maxima: sums + sumsBytes,
@@ -131,9 +152,11 @@ export class VocabBuffers {
       weights: logits + floats,
       index: logits + 2 * floats,
       scratch: logits + 3 * floats,
-      stats: logits + 3 * floats + (options.scratch ? floats : 0),
+      stats,
+      bandLogits: stats + 16 * blocks,
+      bandWeights: stats + 16 * blocks + floats,
     };
-    const bytes = at.stats + 16 * blocks;
+    const bytes = at.bandWeights + floats;
     const pages = Math.ceil(bytes / PAGE);
     const memory = new Wasm.Memory({ initial: pages, maximum: pages });
     compiled ??= new Wasm.Module(encodeKernelModule());
@@ -151,6 +174,8 @@ export class VocabBuffers {
     this.index = new Int32Array(buf, at.index, this.padded);
     this.stats = new Float64Array(buf, at.stats, 2 * blocks);
     this.scratch = options.scratch ? new Float32Array(buf, at.scratch, size) : undefined;
+    this.bandLogits = new Float32Array(buf, at.bandLogits, this.padded);
+    this.bandWeights = new Float32Array(buf, at.bandWeights, this.padded);
   }
 
   /** The largest logit, ignoring NaN; −Infinity when every logit is −Infinity or NaN. Also
@@ -169,8 +194,9 @@ export class VocabBuffers {
    * Σ e^(x−M)(x−M) = e^(m−M)·(Σ e^(x−m)(x−m) + (m − M)·Σ e^(x−m)). Tokens 85.5 nats or more
    * below their block's maximum are left out, and so are blocks SKIP_NATS (40) below M: each
    * such token weighs under e^−40 of the most likely one (the bound is in simd-module.ts).
+   * `weights`: the native path also left exp(x − M) in `weights` (their sum is z).
    */
-  softmaxSums(): { max: number; z: number; weighted: number } {
+  softmaxSums(): SoftmaxSums {
     const native = ggmlCpuKernels();
     return (native && this.nativeSoftmaxSums(native)) ?? this.wasmSoftmaxSums();
   }
@@ -184,13 +210,11 @@ export class VocabBuffers {
    * than ~87 nats down underflow to 0, each under e^−87 of the most likely. Undefined for a
    * NaN logit or no finite maximum, which the WebAssembly kernel's rules cover.
    */
-  private nativeSoftmaxSums(
-    native: GgmlCpuKernels,
-  ): { max: number; z: number; weighted: number } | undefined {
+  private nativeSoftmaxSums(native: GgmlCpuKernels): SoftmaxSums | undefined {
     const max = this.max();
     if (!(max > -Infinity && max < Infinity)) return undefined;
     const z = this.nativeWeights(native, max);
-    return z === undefined ? undefined : { max, z, weighted: this.weightedSum(max) };
+    return z === undefined ? undefined : { max, z, weighted: this.weightedSum(max), weights: true };
   }
 
   /** Σ weight·(logit − shift) after llama.cpp's exp kernel wrote the weights: unclamped over
@@ -215,7 +239,7 @@ export class VocabBuffers {
   }
 
   /** softmaxSums in WebAssembly alone: one blockStats pass. */
-  private wasmSoftmaxSums(): { max: number; z: number; weighted: number } {
+  private wasmSoftmaxSums(): SoftmaxSums {
     const max = this.k.blockStats(this.at.logits, this.padded, this.at.maxima, this.at.stats);
     const maxima = this.blockMaxima;
     const stats = this.stats;
@@ -231,7 +255,7 @@ export class VocabBuffers {
         weighted += (stats[2 * b + 1]! + d * blockZ) * scale;
       }
     }
-    return { max, z, weighted };
+    return { max, z, weighted, weights: false };
   }
 
   /** The first token holding the largest logit, or −1 when there is none: one pass for the
@@ -354,16 +378,32 @@ export class VocabBuffers {
   }
 
   /** collect(threshold, below) and maskBelow(threshold, value) in one pass (the padding is
-   * left alone): the ids of the logits in [threshold, below) to `index`; returns how many. */
+   * left alone): the ids of the logits in [threshold, below) to `index`, their logits to
+   * `bandLogits` and their weights to `bandWeights` (in the same order); returns how many. */
   maskBelowCollect(threshold: number, below: number, value: number): number {
-    const { logits, index } = this;
+    const { logits, weights, index, bandLogits, bandWeights, at } = this;
     const from = float32AtLeast(Math.max(threshold, LOWEST));
     const to = float32AtLeast(below);
     const whole = this.size & ~15; // the kernel takes 16 floats per step
-    let count = this.k.maskCollect(this.at.logits, whole, from, to, this.at.index, value);
+    let count = this.k.maskCollect(
+      at.logits,
+      whole,
+      from,
+      to,
+      at.index,
+      value,
+      at.weights - at.logits,
+      at.bandWeights,
+      at.bandLogits,
+    );
     for (let i = whole; i < this.size; i++) {
-      if (logits[i]! < from) logits[i] = value;
-      else if (logits[i]! < to) index[count++] = i;
+      const x = logits[i]!;
+      if (x < from) logits[i] = value;
+      else if (x < to) {
+        index[count] = i;
+        bandLogits[count] = x;
+        bandWeights[count++] = weights[i]!;
+      }
     }
     return count;
   }

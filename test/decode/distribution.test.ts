@@ -136,6 +136,49 @@ test("logit_top_p keeps exactly the full-sort nucleus at every vocabulary size",
     }
   }));
 
+/** The ids whose logit is not MASKED_LOGIT, checked against the full-sort nucleus. */
+function assertNucleus(state: LogitState, logits: Float32Array, p: number, what: string): void {
+  const expected = nucleusByFullSort(logits, p);
+  let kept = 0;
+  for (let id = 0; id < logits.length; id++) {
+    const inside = state.logits[id] !== MASKED_LOGIT;
+    if (inside) kept++;
+    if (inside !== expected.has(id))
+      assert.fail(`${what}: token ${id} ${inside ? "kept" : "masked"}`);
+  }
+  assert.equal(kept, expected.size, what);
+}
+
+test("logit_top_p after the statistics (their weights reused) keeps exactly the full-sort nucleus, and after edits and draws that made those weights stale", () =>
+  onEachPath((path) => {
+    for (const vocab of [32000, 151936]) {
+      for (const [shape, logits] of shapes(vocab, vocab + 5)) {
+        if (shape === "masked") continue; // the reference's softmax has no −Infinity handling
+        const state = new LogitState(vocab);
+        for (const p of [0.5, 0.9]) {
+          state.load(logits);
+          assert.ok(Number.isFinite(state.entropy()));
+          state.apply({ op: "top-p", p });
+          assertNucleus(state, logits, p, `${path}: ${shape} at ${vocab}, p=${p} after entropy`);
+        }
+        // Statistics, then an edit: the weights belong to the logits before it.
+        state.load(logits);
+        state.entropy();
+        state.apply({ op: "temperature", t: 0.5 });
+        const tempered = Float32Array.from(state.logits);
+        state.apply({ op: "top-p", p: 0.9 });
+        assertNucleus(state, tempered, 0.9, `${path}: ${shape} at ${vocab} after temperature`);
+        // Statistics, then a draw with a repetition penalty (applied and undone in place).
+        state.load(logits);
+        state.entropy();
+        const sampler = new Sampler(vocab, { temperature: 0.8, repetitionPenalty: 1.3, seed: 3 });
+        state.sampleWith(sampler, [1, 2, 3, 4097]);
+        state.apply({ op: "top-p", p: 0.9 });
+        assertNucleus(state, logits, 0.9, `${path}: ${shape} at ${vocab} after a draw`);
+      }
+    }
+  }));
+
 test("edits, snapshots and diffs equal the plain per-token formulas", () => {
   for (const vocab of [151936, 50257]) editsAt(vocab);
 });

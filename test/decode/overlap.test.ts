@@ -3,6 +3,7 @@
 // the sampling run while the step's tokens decode. What comes out must be what comes out
 // without it: the same tokens, probabilities, entropies, hook logs, regions, in the same order.
 import { after, test } from "node:test";
+import { Worker } from "node:worker_threads";
 import assert from "node:assert/strict";
 import { openEngine } from "../../src/engine/open.js";
 import { EngineError } from "../../src/engine/errors.js";
@@ -97,6 +98,28 @@ test("a reading hook with statistics: the same events with the overlap on and of
   }
 });
 
+test("hooks read the logits as before sampling, whatever the sampler edits in place", async () => {
+  // A repetition penalty and a logit bias are applied in the state's buffers for the draw and
+  // undone after it: a hook running after the draw must read what it read before.
+  const request: GenerationRequest = {
+    prompt: PROMPT,
+    maxTokens: 24,
+    hook: READING_HOOK,
+    sampling: {
+      temperature: 0.8,
+      topK: 20,
+      repetitionPenalty: 1.3,
+      logitBias: new Map([[13, 2.5]]),
+      seed: 3,
+    },
+    topLogprobs: 4,
+  };
+  const on = await run([request], true);
+  assert.equal(ofType(on, "token").length, 24);
+  assert.equal(ofType(on, "hook-log").length, 24);
+  assert.deepEqual(timeless(on), timeless(await run([request], false)));
+});
+
 test("seeded sampling with the overlap gives the same tokens every run", async () => {
   const request: GenerationRequest = {
     prompt: PROMPT,
@@ -151,7 +174,9 @@ int main() { hook_set("force", 1000); return 0; }`;
 test("token events reach the consumer while their decode runs; stopping early waits for it", async () => {
   let busy = 0;
   let tokens = 0;
-  for await (const ev of new DecodeLoop(engine).run([{ prompt: PROMPT, maxTokens: 6 }])) {
+  for await (const ev of new DecodeLoop(engine, { overlap: true }).run([
+    { prompt: PROMPT, maxTokens: 6 },
+  ])) {
     if (ev.type !== "token") continue;
     tokens++;
     assert.throws(
@@ -162,14 +187,24 @@ test("token events reach the consumer while their decode runs; stopping early wa
   }
   assert.equal(busy, tokens);
   assert.equal(tokens, 6);
-  // Without the overlap the decode waits for the consumer.
+  // Without the overlap the decode waits for the consumer; so it does when a step has no
+  // vocabulary-wide work to move (no statistics, no hooks): nothing would be won.
   for await (const ev of new DecodeLoop(engine, { overlap: false }).run([
     { prompt: PROMPT, maxTokens: 3 },
   ]))
     if (ev.type === "token") assert.ok(engine.length(0) > 0);
+  for await (const ev of new DecodeLoop(engine, { overlap: true, tokenStats: false }).run([
+    { prompt: PROMPT, maxTokens: 3 },
+  ]))
+    if (ev.type === "token") assert.ok(engine.length(0) > 0);
+  // At 512 tokens the overlap is off by default: the work it would move costs microseconds.
+  for await (const ev of new DecodeLoop(engine).run([{ prompt: PROMPT, maxTokens: 3 }]))
+    if (ev.type === "token") assert.ok(engine.length(0) > 0);
   // A consumer that stops at the first token finds the engine settled right after.
   const prompt = engine.tokenize(PROMPT, { addSpecial: true });
-  for await (const ev of new DecodeLoop(engine).run([{ prompt: PROMPT, maxTokens: 6 }]))
+  for await (const ev of new DecodeLoop(engine, { overlap: true }).run([
+    { prompt: PROMPT, maxTokens: 6 },
+  ]))
     if (ev.type === "token") break;
   assert.equal(engine.length(0), prompt.length + 1);
 });
@@ -207,4 +242,18 @@ int main() { hook_set("back", 5); return 0; }`).ok,
   assert.ok(rewinding.callHook("back").ok);
   assert.equal(rewinding.hooksSamplingNeutral(), false);
   rewinding.finish("eos");
+});
+
+test("in a worker thread (as the server runs the loop) the decode overlaps and agrees", async () => {
+  const worker = new Worker(new URL("./overlap-worker.js", import.meta.url));
+  type Run = { tokens: number[]; inFlight: number };
+  const reply = await new Promise<{ on: Run; off: Run }>((resolve, reject) => {
+    worker.once("message", resolve);
+    worker.once("error", reject);
+  });
+  await worker.terminate();
+  assert.equal(reply.on.tokens.length, 12);
+  assert.deepEqual(reply.on.tokens, reply.off.tokens);
+  assert.equal(reply.on.inFlight, 12);
+  assert.equal(reply.off.inFlight, 0);
 });
