@@ -257,21 +257,27 @@ export class DecodeLoop {
           this.preserveLogits(owners);
           const sampled = owners.slice();
           const full = this.dropUnfit(items, owners);
+          // Ending a sequence may touch the engine (its control vector is restored): done
+          // before the decode starts, after what its step left for later.
+          for (const s of full) {
+            for (const work of late) if (work.s === s) this.settle(work);
+            this.finishFull(s);
+          }
           // While the tokens decode (on the core llama.cpp's thread count leaves free), finish
           // the step's work on them (when some sequence left any: see chooseNext).
           const decoded = (this.decoding =
             late.length > 0 ? this.decodeAsync(items, owners) : undefined);
           // Awaited below, after the events: a failure meanwhile is not an unhandled one.
           decoded?.catch(() => undefined);
-          this.settleAll(late);
+          const failed = this.settleAll(late);
           // The tokens just sampled need not wait for their own decode (a request's first token,
           // above all: at 16 sequences a step is a few milliseconds).
           for (let ev = this.nextEvent(sampled); ev; ev = this.nextEvent(sampled)) yield ev;
-          for (const s of full) this.finishFull(s);
           intake?.sampled?.();
           if (decoded) await decoded;
           else this.decodeFitting(items, owners);
           this.decoding = undefined;
+          for (const { s, err } of failed) this.fail(s, err);
           for (let i = 0; i < owners.length; i++) {
             owners[i]!.append(items[i]!.tokens, items[i]!.offset);
             this.cacheTokens(owners[i]!, items[i]!.tokens);
@@ -721,14 +727,18 @@ export class DecodeLoop {
     event.top = this.topAlternatives(s);
   }
 
-  private settleAll(late: readonly StepWork[]): void {
+  /** settle() for each sequence's late work; the failures are returned, for fail() once the
+   * decode is done (ending a sequence may touch the engine). */
+  private settleAll(late: readonly StepWork[]): Array<{ s: SequenceState; err: unknown }> {
+    const failed: Array<{ s: SequenceState; err: unknown }> = [];
     for (const work of late) {
       try {
         this.settle(work);
       } catch (err) {
-        this.fail(work.s, err);
+        failed.push({ s: work.s, err });
       }
     }
+    return failed;
   }
 
   /** The most likely tokens of the distribution just sampled from, when the request asked. */
