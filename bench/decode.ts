@@ -75,11 +75,12 @@ async function loopCost(
   engine: Engine,
   hook: string | undefined,
   tokenStats: boolean,
+  overlap?: boolean,
 ): Promise<Cost> {
   let stop: (() => Cost) | undefined;
   let end: Cost = { wall: 0, cpu: 0 };
   let n = 0;
-  const run = new DecodeLoop(engine, { observe: {}, tokenStats });
+  const run = new DecodeLoop(engine, { observe: {}, tokenStats, overlap });
   for await (const ev of run.run([{ prompt, maxTokens: tokens + 1, hook }])) {
     if (ev.type === "token") {
       if (n === 0) stop = startClock();
@@ -165,29 +166,39 @@ async function main(): Promise<void> {
       .join(" ")}`,
   );
   console.log(
-    "ms per token, wall (CPU of all threads in brackets); ratios are against the engine's bare decode + argmax\n",
+    "ms per token, wall (CPU of all threads in brackets); ratios are against the engine's bare decode + argmax;\n" +
+      "from 65,536 tokens the loop overlaps its work with the decode on the core llama.cpp's thread count leaves free\n" +
+      "(RUFFIAN_OVERLAP=1 or 0 forces it on or off); the last column turns it off\n",
   );
   console.log(
-    `${"model".padEnd(30)}${"node-llama-cpp".padStart(16)}${"bare engine".padStart(22)}${"loop".padStart(22)}${"+stats".padStart(22)}${"+stats+hook".padStart(22)}  hook ratio (wall / CPU)`,
+    `${"model".padEnd(30)}${"node-llama-cpp".padStart(16)}${"bare engine".padStart(22)}${"loop".padStart(22)}${"+stats".padStart(22)}${"+stats+hook".padStart(22)}${"same, no overlap".padStart(22)}  hook ratio (wall / CPU)`,
   );
   for (const m of models) {
     const peerMs = await peer(m.path);
     const engine = await openEngine(m.path, { device: "cpu", contextSize: 1024, glassBox: false });
     // Rounds interleave the four variants so that load on the machine hits them alike.
-    const samples: Cost[][] = [[], [], [], []];
+    const samples: Cost[][] = [[], [], [], [], []];
     const bareBuffers = new VocabBuffers(engine.capabilities.nVocab);
     for (let r = 0; r < rounds; r++) {
       samples[0]!.push(bareEngine(engine, bareBuffers));
       samples[1]!.push(await loopCost(engine, undefined, false));
       samples[2]!.push(await loopCost(engine, undefined, true));
       samples[3]!.push(await loopCost(engine, readingHook, true));
+      // The same loop with its work done before each decode rather than during it.
+      samples[4]!.push(await loopCost(engine, readingHook, true, false));
     }
     engine.dispose();
-    const [bare, plain, stats, hooked] = samples.map(medianCost) as [Cost, Cost, Cost, Cost];
+    const [bare, plain, stats, hooked, serial] = samples.map(medianCost) as [
+      Cost,
+      Cost,
+      Cost,
+      Cost,
+      Cost,
+    ];
     const f = (c: Cost) =>
       `${c.wall.toFixed(3)} (${c.cpu.toFixed(3)}) ${(c.wall / bare.wall).toFixed(2)}×`.padStart(22);
     console.log(
-      `${m.name.padEnd(30)}${`${peerMs.toFixed(3)} ms`.padStart(16)}${f(bare)}${f(plain)}${f(stats)}${f(hooked)}  ${(hooked.wall / bare.wall).toFixed(2)}× / ${(hooked.cpu / bare.cpu).toFixed(2)}×`,
+      `${m.name.padEnd(30)}${`${peerMs.toFixed(3)} ms`.padStart(16)}${f(bare)}${f(plain)}${f(stats)}${f(hooked)}${f(serial)}  ${(hooked.wall / bare.wall).toFixed(2)}× / ${(hooked.cpu / bare.cpu).toFixed(2)}×`,
     );
   }
   console.log(

@@ -8,10 +8,10 @@
 // them with failing or looping regions.
 //   npm run build && node dist/bench/server.js [max-tokens] [rounds]
 //   node dist/bench/server.js load [runs]   (only the load run, repeated: a stress reproducer)
-//   node dist/bench/server.js ab OTHER-CHECKOUT [clients] [max-tokens] [rounds]
+//   node dist/bench/server.js ab OTHER-CHECKOUT [clients] [max-tokens] [rounds] [stories260K|nano]
 //     (A/B: this checkout's server against another built checkout's, same requests, interleaved;
 //     OTHER-CHECKOUT `main-thread` is this checkout with `--decode-thread main`, `threads=N` this
-//     checkout with N llama.cpp threads)
+//     checkout with N llama.cpp threads, `no-overlap` this checkout with RUFFIAN_OVERLAP=0)
 import { spawn, spawnSync } from "node:child_process";
 import { Agent, request as httpRequest, type IncomingMessage } from "node:http";
 import { readFileSync, readdirSync } from "node:fs";
@@ -26,6 +26,13 @@ const mode = process.argv[2] === "load" || process.argv[2] === "ab" ? process.ar
 const loadOnly = mode === "load";
 const abOther = mode === "ab" ? process.argv[3] : undefined;
 const abClients = Number(process.argv[4] ?? 16);
+/** The A/B's model: stories260K (default) or nano (chat requests with a region each). */
+const abModel = process.argv[7] ?? "stories260K";
+if (mode === "ab" && abModel !== "stories260K" && abModel !== "nano")
+  throw new Error(`unknown A/B model '${abModel}' (use stories260K or nano)`);
+/** Requests each A/B client sends one after another per round: at least 16 per round, so that
+ * a round at one client is not one request's noise. */
+const abPerClient = Math.ceil(16 / abClients);
 const maxTokens = loadOnly
   ? 96
   : Number(process.argv[mode === "ab" ? 5 : 2] ?? (abOther ? 64 : 96));
@@ -172,6 +179,7 @@ async function spawnServer(
   root = packageRoot,
   extraArgs: readonly string[] = [],
   serverThreads = threads,
+  env: Record<string, string> = {},
 ): Promise<{ url: string; pid: number; stop(): void }> {
   const bin = join(root, "bin", "ruffian.js");
   const child = spawn(
@@ -179,7 +187,7 @@ async function spawnServer(
     [bin, "serve", "--model", model, "--port", "0", "--slots", String(slots), ...extraArgs],
     {
       stdio: ["ignore", "pipe", "inherit"],
-      env: { ...process.env, RUFFIAN_THREADS: String(serverThreads) },
+      env: { ...process.env, RUFFIAN_THREADS: String(serverThreads), ...env },
     },
   );
   let out = "";
@@ -251,6 +259,24 @@ function busiestThread(
   return most;
 }
 
+/** Every thread but the HTTP (main) thread, summed: with the decode loop's overlap the steps'
+ * llama_decode runs on libuv pool threads (four, in turn) and the decode worker's thread keeps
+ * the loop's JavaScript, so no single thread is "the decode thread" any more. */
+function decodeSide(
+  before: Map<number, ThreadTime>,
+  after: Map<number, ThreadTime>,
+  pid: number | undefined,
+): ThreadTime {
+  const sum = { cpu: 0, wait: 0 };
+  for (const [tid, now] of after) {
+    if (tid === pid) continue;
+    const was = before.get(tid) ?? { cpu: 0, wait: 0 };
+    sum.cpu += (now.cpu || 0) - (was.cpu || 0);
+    sum.wait += (now.wait || 0) - (was.wait || 0);
+  }
+  return pid === undefined ? { cpu: NaN, wait: NaN } : sum;
+}
+
 /** CPU seconds of this process (the bench's clients, while a server is measured). */
 function clientSeconds(): number {
   const { user, system } = process.cpuUsage();
@@ -270,7 +296,13 @@ function processSeconds(pid: number | undefined): number {
   }
 }
 
-async function serverRun(server: { url: string; pid?: number }, load: Load, clients: number) {
+/** `clients` concurrent streams, each sending `perClient` requests one after another. */
+async function serverRun(
+  server: { url: string; pid?: number },
+  load: Load,
+  clients: number,
+  perClient = 1,
+) {
   const url = server.url;
   const modelId = modelIdOf(load.model);
   const cpuBefore = processSeconds(server.pid);
@@ -278,16 +310,25 @@ async function serverRun(server: { url: string; pid?: number }, load: Load, clie
   const threadsBefore = threadTable(server.pid);
   const clientBefore = clientSeconds();
   const start = performance.now();
-  const runs = await Promise.all(
-    Array.from({ length: clients }, (_, i) =>
-      streamOnce(url, load.endpoint, { model: modelId, ...load.body(i) }),
-    ),
-  );
+  const runs = (
+    await Promise.all(
+      Array.from({ length: clients }, async (_, i) => {
+        const mine: ClientRun[] = [];
+        for (let k = 0; k < perClient; k++)
+          mine.push(
+            await streamOnce(url, load.endpoint, { model: modelId, ...load.body(i + k * clients) }),
+          );
+        return mine;
+      }),
+    )
+  ).flat();
   const seconds = (performance.now() - start) / 1000;
   const tokens = runs.reduce((n, r) => n + r.tokens, 0);
   const cpu = processSeconds(server.pid) - cpuBefore;
   const main = mainThreadSeconds(server.pid) - mainBefore;
-  const decode = busiestThread(threadsBefore, threadTable(server.pid));
+  const threadsAfter = threadTable(server.pid);
+  const decode = busiestThread(threadsBefore, threadsAfter);
+  const side = decodeSide(threadsBefore, threadsAfter, server.pid);
   return {
     tokensPerSecond: tokens / seconds,
     cpuMicrosPerToken: (cpu * 1e6) / tokens,
@@ -296,6 +337,9 @@ async function serverRun(server: { url: string; pid?: number }, load: Load, clie
     /** How long the decode thread was runnable but off a core: the HTTP thread, the clients or
      * another process had it. */
     decodeWaitMicrosPerToken: (decode.wait * 1e6) / tokens,
+    /** Every thread but the HTTP thread: the decode, the loop, GC helpers, VM workers. */
+    sideMicrosPerToken: (side.cpu * 1e6) / tokens,
+    sideWaitMicrosPerToken: (side.wait * 1e6) / tokens,
     clientMicrosPerToken: ((clientSeconds() - clientBefore) * 1e6) / tokens,
     ttft: runs.map((r) => r.ttftMs),
     gaps: runs.flatMap((r) => r.gapsMs),
@@ -539,14 +583,21 @@ async function throughputTable(): Promise<void> {
               : "—"
           } | ` +
           `${fmt(peerStep / 1000, 3)} | ${fmt((clients * 1e6) / peerStep, 0)} | ${fmt((rawTps * peerStep) / (clients * 1e6), 2)} | ` +
-          `${fmt(rawStep / 1000, 3)} | ${fmt(peerStep / rawStep, 2)} |`,
+          `${fmt(rawStep / 1000, 3)} | ${fmt(peerStep / rawStep, 2)} | ` +
+          `${fmt(
+            med(ours, (x) => x.sideMicrosPerToken),
+            0,
+          )} | ${fmt(
+            med(ours, (x) => x.sideWaitMicrosPerToken),
+            0,
+          )} |`,
       );
     }
   }
   console.log(
-    "\n| model | clients | server decode-thread run-queue wait µs/tok | raw run-queue wait µs/tok | bench client CPU µs/tok, server | bench client CPU µs/tok, llama-server | llama-server step ms (its timings) | llama-server tok/s by its timings | raw / that | raw step ms (the same measure) | llama-server step / raw step |",
+    "\n| model | clients | server decode-thread run-queue wait µs/tok | raw run-queue wait µs/tok | bench client CPU µs/tok, server | bench client CPU µs/tok, llama-server | llama-server step ms (its timings) | llama-server tok/s by its timings | raw / that | raw step ms (the same measure) | llama-server step / raw step | server decode side (all but HTTP) µs/tok | its run-queue wait µs/tok |",
   );
-  console.log("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+  console.log("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
   console.log(where.join("\n"));
   if (!llamaServer)
     console.log(
@@ -555,28 +606,34 @@ async function throughputTable(): Promise<void> {
 }
 
 /** This checkout's server against another built checkout's (`npm run build` there) on the same
- * stories260K requests, in interleaved rounds; main-thread CPU per token, medians and the
- * median of the per-round ratios. */
+ * requests (stories260K, or nano's chat with a region each), in interleaved rounds; CPU per
+ * token by thread, medians and the median of the per-round ratios. */
 async function abRun(other: string): Promise<void> {
   console.log(
-    `A = ${other}, B = ${packageRoot}; stories260K, ${abClients} clients × ${maxTokens} tokens, ${rounds} rounds, load ${loadAverage()}`,
+    `A = ${other}, B = ${packageRoot}; ${abModel}, ${abClients} clients × ${abPerClient} requests × ${maxTokens} tokens, ${rounds} rounds, load ${loadAverage()}`,
   );
+  const load = abModel === "nano" ? nano : stories;
   const otherThreads = /^threads=(\d+)$/.exec(other)?.[1];
   const a =
     other === "main-thread"
-      ? await spawnServer(stories.model, abClients, packageRoot, ["--decode-thread", "main"])
+      ? await spawnServer(load.model, abClients, packageRoot, ["--decode-thread", "main"])
       : otherThreads
-        ? await spawnServer(stories.model, abClients, packageRoot, serveArgs, Number(otherThreads))
-        : await spawnServer(stories.model, abClients, other);
-  const b = await spawnServer(stories.model, abClients, packageRoot, serveArgs);
+        ? await spawnServer(load.model, abClients, packageRoot, serveArgs, Number(otherThreads))
+        : other === "no-overlap"
+          ? await spawnServer(load.model, abClients, packageRoot, serveArgs, threads, {
+              RUFFIAN_OVERLAP: "0",
+            })
+          : await spawnServer(load.model, abClients, other);
+  const b = await spawnServer(load.model, abClients, packageRoot, serveArgs);
   const runsA: Array<Awaited<ReturnType<typeof serverRun>>> = [];
   const runsB: typeof runsA = [];
   try {
     for (let w = 0; w < warmUpRounds(abClients); w++)
-      for (const s of [a, b]) await serverRun(s, stories, abClients);
+      for (const s of [a, b]) await serverRun(s, load, abClients, abPerClient);
     for (let r = 0; r < rounds; r++) {
       const order = r % 2 === 0 ? [a, b] : [b, a];
-      for (const s of order) (s === a ? runsA : runsB).push(await serverRun(s, stories, abClients));
+      for (const s of order)
+        (s === a ? runsA : runsB).push(await serverRun(s, load, abClients, abPerClient));
     }
   } finally {
     a.stop();
@@ -588,7 +645,8 @@ async function abRun(other: string): Promise<void> {
   ] as const)
     console.log(
       `${name}: decode-thread µs/tok median ${fmt(median(runs.map((x) => x.decodeMicrosPerToken)), 0)} ` +
-        `[${runs.map((x) => fmt(x.decodeMicrosPerToken, 0)).join(" ")}], its run-queue wait ${fmt(median(runs.map((x) => x.decodeWaitMicrosPerToken)), 0)}, main thread ${fmt(median(runs.map((x) => x.mainMicrosPerToken)), 0)}, ` +
+        `[${runs.map((x) => fmt(x.decodeMicrosPerToken, 0)).join(" ")}], its run-queue wait ${fmt(median(runs.map((x) => x.decodeWaitMicrosPerToken)), 0)}, ` +
+        `all but HTTP ${fmt(median(runs.map((x) => x.sideMicrosPerToken)), 0)} (wait ${fmt(median(runs.map((x) => x.sideWaitMicrosPerToken)), 0)}), main thread ${fmt(median(runs.map((x) => x.mainMicrosPerToken)), 0)}, ` +
         `all threads ${fmt(median(runs.map((x) => x.cpuMicrosPerToken)), 0)}, ` +
         `tok/s median ${fmt(median(runs.map((x) => x.tokensPerSecond)), 0)} [${runs.map((x) => fmt(x.tokensPerSecond, 0)).join(" ")}], ` +
         `TTFT p50 ${fmt(median(runs.flatMap((x) => x.ttft)), 2)} ms`,

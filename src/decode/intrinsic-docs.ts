@@ -10,11 +10,13 @@ const cell = (text: string) => text.replace(/\|/g, "\\|");
 /** The markdown table, one row per intrinsic, in table order. */
 export function intrinsicsMarkdown(): string {
   const rows = INTRINSIC_TABLE.map(
-    (s) => `| \`${s.signature}\` | ${s.group} | ${cell(s.units)} | ${cell(s.doc)} |`,
+    (s) => `| \`${s.signature}\` | ${s.group} | ${s.effect} | ${cell(s.units)} | ${cell(s.doc)} |`,
   );
-  return ["| intrinsic | kind | units | returns / effect |", "|---|---|---|---|", ...rows].join(
-    "\n",
-  );
+  return [
+    "| intrinsic | kind | touches | units | returns / effect |",
+    "|---|---|---|---|---|",
+    ...rows,
+  ].join("\n");
 }
 
 /** `doc` with the text between the markers replaced by the current table. */

@@ -37,10 +37,32 @@ export const TOK_STR_MAX = 32;
 export type IntrinsicGroup =
   "reads" | "analyses" | "interventions" | "snapshots" | "steering" | "hooks" | "rewind";
 
+/**
+ * What an intrinsic can touch, for the loop's overlap of a step's work with the next decode
+ * (docs/decode-loop.md): a hook whose session can only reach `reads-logits`, `model` and
+ * `hooks` intrinsics cannot change which token is sampled, so it may run after sampling.
+ * - reads-logits: reads the step's logits (or a copy of them), changes none;
+ * - writes-logits: changes the logits the token is sampled from;
+ * - model: constants of the model and its vocabulary;
+ * - hooks: the hook schedule and step;
+ * - context: the sequence's tokens, KV cache, recorded activations, checkpoints and rewind;
+ * - engine: steers the model or runs scratch decodes.
+ */
+export type IntrinsicEffect =
+  "reads-logits" | "writes-logits" | "model" | "hooks" | "context" | "engine";
+
+/** Effects a hook may have and still run after its step's token was sampled. */
+export const SAMPLING_NEUTRAL: ReadonlySet<IntrinsicEffect> = new Set([
+  "reads-logits",
+  "model",
+  "hooks",
+]);
+
 export interface IntrinsicSpec {
   /** C prototype with parameter names, e.g. "int logit_get(int id)"; the name is taken from it. */
   readonly signature: string;
   readonly group: IntrinsicGroup;
+  readonly effect: IntrinsicEffect;
   /** What the numbers mean, e.g. "logit × 1000" ("" when there is nothing to scale). */
   readonly units: string;
   /** One line for the docs table. */
@@ -90,6 +112,7 @@ export const INTRINSIC_TABLE: readonly IntrinsicSpec[] = [
   {
     signature: "int logit_get(int id)",
     group: "reads",
+    effect: "reads-logits",
     units: "logit × 1000",
     doc: "the logit of token `id` as the next step will sample it",
     impl: (h, _c, id: number) => milli(h.logits().get(id)),
@@ -97,6 +120,7 @@ export const INTRINSIC_TABLE: readonly IntrinsicSpec[] = [
   {
     signature: "void logit_set(int id, int v)",
     group: "reads",
+    effect: "writes-logits",
     units: "logit × 1000",
     doc: "sets the logit of token `id` to v / 1000",
     impl: (h, _c, id: number, v: number) => h.logits().apply({ op: "set", id, value: v / 1000 }),
@@ -104,6 +128,7 @@ export const INTRINSIC_TABLE: readonly IntrinsicSpec[] = [
   {
     signature: "int logit_argmax(void)",
     group: "reads",
+    effect: "reads-logits",
     units: "token id",
     doc: "the token with the highest logit",
     impl: (h) => h.logits().argmax(),
@@ -111,6 +136,7 @@ export const INTRINSIC_TABLE: readonly IntrinsicSpec[] = [
   {
     signature: "int top_k_token(int rank)",
     group: "reads",
+    effect: "reads-logits",
     units: "token id",
     doc: "the token at `rank` (0–63) by probability; reflects edits",
     impl: (h, _c, rank: number) => h.logits().topToken(rank),
@@ -118,6 +144,7 @@ export const INTRINSIC_TABLE: readonly IntrinsicSpec[] = [
   {
     signature: "int top_k_prob(int rank)",
     group: "reads",
+    effect: "reads-logits",
     units: "probability × 10000",
     doc: "the probability of the token at `rank` (0–63); reflects edits",
     impl: (h, _c, rank: number) => permyriad(h.logits().topProb(rank)),
@@ -125,6 +152,7 @@ export const INTRINSIC_TABLE: readonly IntrinsicSpec[] = [
   {
     signature: "int vocab_entropy(void)",
     group: "reads",
+    effect: "reads-logits",
     units: "millinats",
     doc: "entropy of the next-token distribution",
     impl: (h) => milli(h.logits().entropy()),
@@ -132,6 +160,7 @@ export const INTRINSIC_TABLE: readonly IntrinsicSpec[] = [
   {
     signature: "int vocab_top1_prob(void)",
     group: "reads",
+    effect: "reads-logits",
     units: "probability × 10000",
     doc: "probability of the most likely token",
     impl: (h) => permyriad(h.logits().topProb(0)),
@@ -139,6 +168,7 @@ export const INTRINSIC_TABLE: readonly IntrinsicSpec[] = [
   {
     signature: "int context_token(int pos)",
     group: "reads",
+    effect: "context",
     units: "token id",
     doc: "the token at `pos` in the sequence (prompt, generated and injected)",
     impl: (h, _c, pos: number) => {
@@ -150,6 +180,7 @@ export const INTRINSIC_TABLE: readonly IntrinsicSpec[] = [
   {
     signature: "int context_len(void)",
     group: "reads",
+    effect: "context",
     units: "tokens",
     doc: "tokens in the sequence so far",
     impl: (h) => h.contextTokens().length,
@@ -157,6 +188,7 @@ export const INTRINSIC_TABLE: readonly IntrinsicSpec[] = [
   {
     signature: "int tok_str(int id, char *buf)",
     group: "reads",
+    effect: "model",
     units: "bytes",
     doc: `writes token \`id\`'s text (≤ ${TOK_STR_MAX - 1} bytes + NUL) to \`buf\`; returns its length`,
     impl: (h, ctx, id: number, buf: number) => {
@@ -167,6 +199,7 @@ export const INTRINSIC_TABLE: readonly IntrinsicSpec[] = [
   {
     signature: "int tok_count(void)",
     group: "reads",
+    effect: "model",
     units: "tokens",
     doc: "vocabulary size",
     impl: (h) => h.engine.capabilities.nVocab,
@@ -174,6 +207,7 @@ export const INTRINSIC_TABLE: readonly IntrinsicSpec[] = [
   {
     signature: "int kv_layers(void)",
     group: "reads",
+    effect: "model",
     units: "",
     doc: "number of layers",
     impl: (h) => h.engine.capabilities.nLayer,
@@ -181,6 +215,7 @@ export const INTRINSIC_TABLE: readonly IntrinsicSpec[] = [
   {
     signature: "int kv_heads(void)",
     group: "reads",
+    effect: "model",
     units: "",
     doc: "number of KV heads",
     impl: (h) => h.engine.capabilities.nHeadKv,
@@ -188,6 +223,7 @@ export const INTRINSIC_TABLE: readonly IntrinsicSpec[] = [
   {
     signature: "int kv_head_dim(void)",
     group: "reads",
+    effect: "model",
     units: "",
     doc: "dimension of one KV head",
     impl: (h) => h.engine.capabilities.headDim,
@@ -195,6 +231,7 @@ export const INTRINSIC_TABLE: readonly IntrinsicSpec[] = [
   {
     signature: "int kv_seq_len(void)",
     group: "reads",
+    effect: "context",
     units: "positions",
     doc: "positions of the sequence in the KV cache",
     impl: (h) => h.engine.length(h.seq),
@@ -202,6 +239,7 @@ export const INTRINSIC_TABLE: readonly IntrinsicSpec[] = [
   {
     signature: "float kv_read(int layer, int head, int pos, int is_key, int dim)",
     group: "reads",
+    effect: "context",
     units: "raw",
     doc: "element `dim` of the post-RoPE K (is_key ≠ 0) or V row, any layer",
     impl: (h, _c, layer: number, head: number, pos: number, isKey: number, dim: number) => {
@@ -217,6 +255,7 @@ export const INTRINSIC_TABLE: readonly IntrinsicSpec[] = [
   {
     signature: "float emb_read(int layer, int pos, int dim)",
     group: "reads",
+    effect: "context",
     units: "raw",
     doc: "element `dim` of the hidden state after `layer` (`l_out-N`)",
     impl: (h, _c, layer: number, pos: number, dim: number) => {
@@ -229,6 +268,7 @@ export const INTRINSIC_TABLE: readonly IntrinsicSpec[] = [
   {
     signature: "float cosine_sim(int layer, int a, int b)",
     group: "analyses",
+    effect: "context",
     units: "−1..1",
     doc: "cosine similarity of the hidden states at positions `a` and `b`",
     impl: (h, _c, layer: number, a: number, b: number) => {
@@ -248,6 +288,7 @@ export const INTRINSIC_TABLE: readonly IntrinsicSpec[] = [
   {
     signature: "float emb_variance(int layer, int pos)",
     group: "analyses",
+    effect: "context",
     units: "raw",
     doc: "variance over the dimensions of the hidden state at `pos`",
     impl: (h, _c, layer: number, pos: number) => {
@@ -263,6 +304,7 @@ export const INTRINSIC_TABLE: readonly IntrinsicSpec[] = [
   {
     signature: "void attn_score(int layer, int head, int q_pos, float *out, int n)",
     group: "analyses",
+    effect: "context",
     units: "probability",
     doc: "attention probabilities of the query at `q_pos` over keys 0..n−1 (0 beyond the query)",
     impl: (h, ctx, layer: number, head: number, qPos: number, out: number, n: number) => {
@@ -287,6 +329,7 @@ export const INTRINSIC_TABLE: readonly IntrinsicSpec[] = [
   {
     signature: "void logit_temperature(int t)",
     group: "interventions",
+    effect: "writes-logits",
     units: "temperature × 1000",
     doc: "divides every logit by t / 1000",
     impl: (h, _c, t: number) => h.logits().apply({ op: "temperature", t: t / 1000 }),
@@ -294,6 +337,7 @@ export const INTRINSIC_TABLE: readonly IntrinsicSpec[] = [
   {
     signature: "void logit_mask_below(int thr)",
     group: "interventions",
+    effect: "writes-logits",
     units: "logit × 1000",
     doc: "sets logits below thr / 1000 to −10000",
     impl: (h, _c, threshold: number) =>
@@ -302,6 +346,7 @@ export const INTRINSIC_TABLE: readonly IntrinsicSpec[] = [
   {
     signature: "void logit_top_p(int p)",
     group: "interventions",
+    effect: "writes-logits",
     units: "probability × 10000",
     doc: "keeps the smallest most likely set with mass ≥ p / 10000; masks the rest (−10000)",
     impl: (h, _c, p: number) => h.logits().apply({ op: "top-p", p: p / 10000 }),
@@ -311,6 +356,7 @@ export const INTRINSIC_TABLE: readonly IntrinsicSpec[] = [
   {
     signature: "void logit_snapshot(int slot)",
     group: "snapshots",
+    effect: "reads-logits",
     units: "slot 0–7",
     doc: "saves the current logits in `slot`",
     impl: (h, _c, slot: number) => h.logits().takeSnapshot(slot),
@@ -318,6 +364,7 @@ export const INTRINSIC_TABLE: readonly IntrinsicSpec[] = [
   {
     signature: "void logit_restore(int slot)",
     group: "snapshots",
+    effect: "writes-logits",
     units: "slot 0–7",
     doc: "replaces the current logits with those saved in `slot`",
     impl: (h, _c, slot: number) => h.logits().apply({ op: "restore", slot }),
@@ -325,6 +372,7 @@ export const INTRINSIC_TABLE: readonly IntrinsicSpec[] = [
   {
     signature: "float logit_diff(int slot)",
     group: "snapshots",
+    effect: "reads-logits",
     units: "logit × 1000",
     doc: "Σ |current − saved| over the vocabulary",
     impl: (h, _c, slot: number) => h.logits().diff(slot) * 1000,
@@ -334,6 +382,7 @@ export const INTRINSIC_TABLE: readonly IntrinsicSpec[] = [
   {
     signature: "void act_add(int layer, int dim, int delta)",
     group: "steering",
+    effect: "engine",
     units: "activation × 1000",
     doc: "adds delta / 1000 to the layer's hidden state in the next forward pass",
     impl: (h, _c, layer: number, dim: number, delta: number) => {
@@ -348,6 +397,7 @@ export const INTRINSIC_TABLE: readonly IntrinsicSpec[] = [
   {
     signature: "float act_read(char *name, int pos, int dim)",
     group: "steering",
+    effect: "context",
     units: "activation",
     doc: "one value of a hook point by TransformerLens name, e.g. `blocks.2.hook_resid_post` (docs/steering.md)",
     impl: (h, ctx, name: number, pos: number, dim: number) => {
@@ -364,6 +414,7 @@ export const INTRINSIC_TABLE: readonly IntrinsicSpec[] = [
   {
     signature: "float act_norm(char *name, int pos)",
     group: "steering",
+    effect: "context",
     units: "activation",
     doc: "L2 norm of a hook point's row at a position",
     impl: (h, ctx, name: number, pos: number) =>
@@ -372,6 +423,7 @@ export const INTRINSIC_TABLE: readonly IntrinsicSpec[] = [
   {
     signature: "int cvec_load(char *name)",
     group: "steering",
+    effect: "engine",
     units: "id",
     doc: "id of a control vector given with --control-vector (by basename)",
     impl: (h, ctx, name: number) => h.loadVector(ctx.readString(name, 256)),
@@ -379,6 +431,7 @@ export const INTRINSIC_TABLE: readonly IntrinsicSpec[] = [
   {
     signature: "void cvec_apply(int id, int scale)",
     group: "steering",
+    effect: "engine",
     units: "scale × 1000",
     doc: "applies control vector `id` × scale / 1000 to this sequence from the next forward pass on",
     impl: (h, _c, id: number, scale: number) => h.applyVector(id, scale / 1000),
@@ -386,6 +439,7 @@ export const INTRINSIC_TABLE: readonly IntrinsicSpec[] = [
   {
     signature: "void cvec_clear(void)",
     group: "steering",
+    effect: "engine",
     units: "",
     doc: "removes this sequence's control vector",
     impl: (h) => h.clearVector(),
@@ -393,6 +447,7 @@ export const INTRINSIC_TABLE: readonly IntrinsicSpec[] = [
   {
     signature: "int vm_lookahead(int token, int steps)",
     group: "steering",
+    effect: "engine",
     units: "millinats",
     doc: "mean entropy over a scratch continuation (token, then greedy), discarded afterwards",
     impl: (h, _c, token: number, steps: number) => milli(h.lookahead(token, steps, "entropy")),
@@ -400,6 +455,7 @@ export const INTRINSIC_TABLE: readonly IntrinsicSpec[] = [
   {
     signature: "float vm_lookahead_norm(int token, int steps, char *name)",
     group: "steering",
+    effect: "engine",
     units: "activation",
     doc: "mean act_norm of a hook point over such a scratch continuation",
     impl: (h, ctx, token: number, steps: number, name: number) =>
@@ -410,6 +466,7 @@ export const INTRINSIC_TABLE: readonly IntrinsicSpec[] = [
   {
     signature: "void hook_set(char *fn, int n)",
     group: "hooks",
+    effect: "hooks",
     units: "steps",
     doc: "runs `fn(step)` before each of the next n samplings",
     impl: (h, ctx, name: number, steps: number) => {
@@ -423,6 +480,7 @@ export const INTRINSIC_TABLE: readonly IntrinsicSpec[] = [
   {
     signature: "int hook_step(void)",
     group: "hooks",
+    effect: "hooks",
     units: "steps",
     doc: "the current hook step",
     impl: (h) => h.hookStep(),
@@ -432,6 +490,7 @@ export const INTRINSIC_TABLE: readonly IntrinsicSpec[] = [
   {
     signature: "int vm_checkpoint(void)",
     group: "rewind",
+    effect: "context",
     units: "checkpoint id",
     doc: "records the sequence's length, text and scanner state",
     impl: (h) => h.checkpoint(),
@@ -439,6 +498,7 @@ export const INTRINSIC_TABLE: readonly IntrinsicSpec[] = [
   {
     signature: "void vm_rewind(int id)",
     group: "rewind",
+    effect: "context",
     units: "checkpoint id",
     doc: "when the program returns, rewinds KV cache and text to checkpoint `id`",
     impl: (h, _c, id: number) => h.requestRewind(id),
@@ -446,6 +506,7 @@ export const INTRINSIC_TABLE: readonly IntrinsicSpec[] = [
   {
     signature: "void vm_rewind_memo(char *memo)",
     group: "rewind",
+    effect: "context",
     units: "≤ 4096 bytes",
     doc: "leaves a memo for the next timeline",
     impl: (h, ctx, p: number) => h.setMemo(ctx.readString(p, 4096)),
@@ -453,6 +514,7 @@ export const INTRINSIC_TABLE: readonly IntrinsicSpec[] = [
   {
     signature: "int vm_rewind_read(int i)",
     group: "rewind",
+    effect: "context",
     units: "character code",
     doc: "character `i` of the memo left by the previous timeline",
     impl: (h, _c, i: number) => {
@@ -464,6 +526,7 @@ export const INTRINSIC_TABLE: readonly IntrinsicSpec[] = [
   {
     signature: "int vm_rewind_len(void)",
     group: "rewind",
+    effect: "context",
     units: "characters",
     doc: "length of the memo left by the previous timeline",
     impl: (h) => h.previousMemo().length,
@@ -477,3 +540,8 @@ export function intrinsicName(spec: IntrinsicSpec): string {
   if (!m) throw new Error(`intrinsic signature '${spec.signature}' has no function name`);
   return m[1]!;
 }
+
+/** The intrinsics that cannot change which token a step samples (effect in SAMPLING_NEUTRAL). */
+export const SAMPLING_NEUTRAL_INTRINSICS: ReadonlySet<string> = new Set(
+  INTRINSIC_TABLE.filter((spec) => SAMPLING_NEUTRAL.has(spec.effect)).map(intrinsicName),
+);

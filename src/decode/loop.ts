@@ -15,6 +15,9 @@
 //      the step after it arrives.
 // A region program's checkpoints point past its injected result; rewinds happen after the code
 // that asked for them returns.
+// When the engine decodes on another thread, step 4 starts right after the tokens are sampled
+// and scanned, and the hooks that cannot change the sampling, the token statistics and the
+// events are done while it runs (docs/decode-loop.md, "Overlap with the next decode").
 import type { Engine, ObserveOptions } from "../engine/types.js";
 import { EngineError } from "../engine/errors.js";
 import type { VmOutcome } from "../vm/result.js";
@@ -85,7 +88,35 @@ export interface DecodeLoopOptions {
   /** Runs regions that do not read the model on VM workers, so that a region computing for
    * seconds stalls only its own sequence (default: every region runs on this thread). */
   regionRunner?: VmWorkerRunner;
+  /** Overlap each step's statistics, events and sampling-neutral hooks with the decode of its
+   * tokens when the engine decodes on another thread (capabilities.backgroundDecode). Default:
+   * RUFFIAN_OVERLAP=1 or 0 in the environment, else on for vocabularies of 65,536 tokens or
+   * more (below, the work moved costs less than the asynchronous decode adds). */
+  overlap?: boolean;
 }
+
+/** Work on a step's token that may wait until the step's decode is under way: the hooks that
+ * cannot change the sampling, counting the token, its statistics and alternatives. */
+interface StepWork {
+  s: SequenceState;
+  /** Where the step's events begin in the sequence's queue (hook events go there). */
+  mark: number;
+  token: number;
+  /** The hooks of this step have yet to run (they were judged sampling-neutral). */
+  hooksPending: boolean;
+  counted: boolean;
+  /** The step's token event, whose statistics are filled in by settle(). */
+  event: TokenEvent | undefined;
+  filled: boolean;
+}
+
+/**
+ * The vocabulary from which the overlap is on by default. The asynchronous decode's round trip
+ * (two thread wake-ups) costs ~0.1 ms per step on this project's 2-core VMs; what moves past
+ * it, the statistics and a reading hook, costs ~0.25 ms at 151,936 tokens but ~0.05 at 32,000
+ * and microseconds at 512, where the overlap measured neutral and slower (docs/benchmarks.md).
+ */
+const OVERLAP_MIN_VOCAB = 65_536;
 
 /** How long the loop may run without letting the event loop in (signals, I/O, timers). */
 const YIELD_EVERY_MS = 5;
@@ -140,11 +171,21 @@ export class DecodeLoop {
   private wakeLoop: (() => void) | undefined;
   /** Whether a failure in one sequence's work ends only that sequence (see fail). */
   private isolate = false;
+  /** The step's decode while it runs (see run's finally). */
+  private decoding: Promise<void> | undefined;
+  private readonly overlap: boolean;
 
   constructor(
     readonly engine: Engine,
     readonly options: DecodeLoopOptions = {},
-  ) {}
+  ) {
+    // Only an engine that decodes on another thread has anything to overlap with.
+    const env = process.env.RUFFIAN_OVERLAP;
+    const asked = options.overlap ?? (env === "0" ? false : env === "1" ? true : undefined);
+    this.overlap =
+      engine.capabilities.backgroundDecode &&
+      (asked ?? engine.capabilities.nVocab >= OVERLAP_MIN_VOCAB);
+  }
 
   /**
    * Generates for every request together and streams the events of all of them. With an
@@ -167,80 +208,101 @@ export class DecodeLoop {
     );
     this.active = [];
     this.isolate = intake !== undefined;
-    this.admit(requests);
-    for (let ev = this.nextEvent(this.active); ev; ev = this.nextEvent(this.active)) yield ev;
+    try {
+      this.admit(requests);
+      for (let ev = this.nextEvent(this.active); ev; ev = this.nextEvent(this.active)) yield ev;
 
-    let lastYield = performance.now();
-    for (;;) {
-      if (intake) {
-        const joining = intake.take();
-        if (joining.length > 0) {
-          this.admit(joining);
-          for (let ev = this.nextEvent(this.active); ev; ev = this.nextEvent(this.active)) yield ev;
+      let lastYield = performance.now();
+      for (;;) {
+        if (intake) {
+          const joining = intake.take();
+          if (joining.length > 0) {
+            this.admit(joining);
+            for (let ev = this.nextEvent(this.active); ev; ev = this.nextEvent(this.active))
+              yield ev;
+          }
         }
-      }
-      const seqs = this.active;
-      for (const s of seqs) {
-        if (this.cancelled.has(s.seq) || this.options.signal?.aborted) s.finish("aborted");
-      }
-      this.cancelled.clear();
-      if (!seqs.some((s) => !s.done)) {
-        for (let ev = this.nextEvent(seqs); ev; ev = this.nextEvent(seqs)) yield ev;
-        this.active = [];
-        if (!intake || !(await intake.wait())) break;
-        lastYield = performance.now();
-        continue;
-      }
-      this.injectOffloaded(seqs);
-      const items: Sampled[] = [];
-      const owners: SequenceState[] = [];
-      for (const s of seqs) {
-        if (s.done || s.offloaded) continue;
-        let next: Sampled | null;
-        try {
-          next = this.chooseNext(s);
-        } catch (err) {
-          this.fail(s, err);
+        const seqs = this.active;
+        for (const s of seqs) {
+          if (this.cancelled.has(s.seq) || this.options.signal?.aborted) s.finish("aborted");
+        }
+        this.cancelled.clear();
+        if (!seqs.some((s) => !s.done)) {
+          for (let ev = this.nextEvent(seqs); ev; ev = this.nextEvent(seqs)) yield ev;
+          this.active = [];
+          if (!intake || !(await intake.wait())) break;
+          lastYield = performance.now();
           continue;
         }
-        if (next) {
-          items.push(next);
-          owners.push(s);
+        this.injectOffloaded(seqs);
+        const items: Sampled[] = [];
+        const owners: SequenceState[] = [];
+        const late: StepWork[] = [];
+        for (const s of seqs) {
+          if (s.done || s.offloaded) continue;
+          let next: Sampled | null;
+          try {
+            next = this.chooseNext(s, late);
+          } catch (err) {
+            this.fail(s, err);
+            continue;
+          }
+          if (next) {
+            items.push(next);
+            owners.push(s);
+          }
+        }
+        if (items.length > 0) {
+          this.applySteering(owners);
+          this.preserveLogits(owners);
+          const sampled = owners.slice();
+          const full = this.dropUnfit(items, owners);
+          // While the tokens decode (on the core llama.cpp's thread count leaves free), finish
+          // the step's work on them (when some sequence left any: see chooseNext).
+          const decoded = (this.decoding =
+            late.length > 0 ? this.decodeAsync(items, owners) : undefined);
+          // Awaited below, after the events: a failure meanwhile is not an unhandled one.
+          decoded?.catch(() => undefined);
+          this.settleAll(late);
+          // The tokens just sampled need not wait for their own decode (a request's first token,
+          // above all: at 16 sequences a step is a few milliseconds).
+          for (let ev = this.nextEvent(sampled); ev; ev = this.nextEvent(sampled)) yield ev;
+          for (const s of full) this.finishFull(s);
+          intake?.sampled?.();
+          if (decoded) await decoded;
+          else this.decodeFitting(items, owners);
+          this.decoding = undefined;
+          for (let i = 0; i < owners.length; i++) {
+            owners[i]!.append(items[i]!.tokens, items[i]!.offset);
+            this.cacheTokens(owners[i]!, items[i]!.tokens);
+          }
+          this.runClosedRegions(owners);
+        }
+        for (let ev = this.nextEvent(seqs); ev; ev = this.nextEvent(seqs)) yield ev;
+        if (seqs.some((s) => s.done)) this.active = seqs.filter((s) => !s.done);
+        if (this.active.length > 0 && this.active.every((s) => s.waitingForWorker)) {
+          // Every sequence waits for a VM worker: sleep until an outcome, a request or a cancel.
+          const signal = this.options.signal;
+          let onAbort: (() => void) | undefined;
+          await new Promise<void>((resolve) => {
+            this.wakeLoop = onAbort = resolve;
+            void intake?.wait().then(() => resolve());
+            signal?.addEventListener("abort", onAbort, { once: true });
+          });
+          signal?.removeEventListener("abort", onAbort!);
+          this.wakeLoop = undefined;
+          lastYield = performance.now();
+        } else if (performance.now() - lastYield > YIELD_EVERY_MS) {
+          // Let timers, signals and I/O run every few milliseconds (a synchronous decode never
+          // lets them in; an awaited one does).
+          await new Promise<void>((resolve) => setImmediate(resolve));
+          lastYield = performance.now();
         }
       }
-      if (items.length > 0) {
-        // The tokens just sampled need not wait for their own decode (a request's first token,
-        // above all: at 16 sequences a step is a few milliseconds).
-        for (let ev = this.nextEvent(owners); ev; ev = this.nextEvent(owners)) yield ev;
-        intake?.sampled?.();
-        this.applySteering(owners);
-        this.preserveLogits(owners);
-        this.decodeFitting(items, owners);
-        for (let i = 0; i < owners.length; i++) {
-          owners[i]!.append(items[i]!.tokens, items[i]!.offset);
-          this.cacheTokens(owners[i]!, items[i]!.tokens);
-        }
-        this.runClosedRegions(owners);
-      }
-      for (let ev = this.nextEvent(seqs); ev; ev = this.nextEvent(seqs)) yield ev;
-      if (seqs.some((s) => s.done)) this.active = seqs.filter((s) => !s.done);
-      if (this.active.length > 0 && this.active.every((s) => s.waitingForWorker)) {
-        // Every sequence waits for a VM worker: sleep until an outcome, a request or a cancel.
-        const signal = this.options.signal;
-        let onAbort: (() => void) | undefined;
-        await new Promise<void>((resolve) => {
-          this.wakeLoop = onAbort = resolve;
-          void intake?.wait().then(() => resolve());
-          signal?.addEventListener("abort", onAbort, { once: true });
-        });
-        signal?.removeEventListener("abort", onAbort!);
-        this.wakeLoop = undefined;
-        lastYield = performance.now();
-      } else if (performance.now() - lastYield > YIELD_EVERY_MS) {
-        // Let timers, signals and I/O run every few milliseconds; the decode itself is synchronous.
-        await new Promise<void>((resolve) => setImmediate(resolve));
-        lastYield = performance.now();
-      }
+    } finally {
+      // A consumer that stops early must not leave a decode running on the engine.
+      await this.decoding?.catch(() => undefined);
+      this.decoding = undefined;
     }
   }
 
@@ -325,13 +387,50 @@ export class DecodeLoop {
     items: Array<{ seq: number; tokens: number[] }>,
     owners: SequenceState[],
   ): void {
-    const engine = this.engine;
+    for (const s of this.dropUnfit(items, owners)) this.finishFull(s);
+    this.decodeFitted(items, owners);
+  }
+
+  /** Removes from the batch the sequences with no room left for their tokens; returns them
+   * (the caller ends them with finishFull). */
+  private dropUnfit(
+    items: Array<{ seq: number; tokens: number[] }>,
+    owners: SequenceState[],
+  ): SequenceState[] {
+    const full: SequenceState[] = [];
     for (let i = items.length - 1; i >= 0; i--) {
-      if (items[i]!.tokens.length <= engine.freeCells(items[i]!.seq)) continue;
-      this.finishFull(owners[i]!);
+      if (items[i]!.tokens.length <= this.engine.freeCells(items[i]!.seq)) continue;
+      full.unshift(owners[i]!);
       items.splice(i, 1);
       owners.splice(i, 1);
     }
+    return full;
+  }
+
+  /** decodeFitted with the first llama_decode on the engine's worker thread (decodeAsync); a
+   * batch that finds no KV slot goes the synchronous way, which makes room. */
+  private async decodeAsync(
+    items: Array<{ seq: number; tokens: number[] }>,
+    owners: SequenceState[],
+  ): Promise<void> {
+    if (items.length === 0) return;
+    try {
+      await this.engine.decodeAsync(items);
+    } catch (err) {
+      if (!(err instanceof EngineError) || err.code !== "context-full") throw err;
+      this.decodeFitted(items, owners);
+      return;
+    }
+    for (const s of owners) s.dropSavedLogits();
+  }
+
+  /** Decodes a batch whose sequences each have room, making room in the shared KV buffer
+   * when llama.cpp finds no slot. */
+  private decodeFitted(
+    items: Array<{ seq: number; tokens: number[] }>,
+    owners: SequenceState[],
+  ): void {
+    const engine = this.engine;
     // With one shared KV buffer the sequences compete for the same free cells, and llama.cpp
     // may still find no slot: then the sequence holding the most cells makes room, and the
     // others are tried again (a failed llama_decode is undone first).
@@ -448,8 +547,13 @@ export class DecodeLoop {
     this.performRewind(s);
   }
 
-  /** Steps 1–3 for one sequence: returns the tokens to decode, or null when it finished or rewound. */
-  private chooseNext(s: SequenceState): Sampled | null {
+  /**
+   * Steps 1–3 for one sequence: returns the tokens to decode, or null when it finished or
+   * rewound. With the overlap on, what need not come before the decode (hooks that cannot
+   * change the sampling, the token's statistics) is left in `late` for settle(), which
+   * places its events where they would have come.
+   */
+  private chooseNext(s: SequenceState, late: StepWork[]): Sampled | null {
     const engine = this.engine;
     if (s.sampled >= s.options.maxTokens) {
       s.finish("max-tokens");
@@ -462,22 +566,37 @@ export class DecodeLoop {
     }
     const source = this.takeLogits(s);
     const state = s.openStepLogits(source);
-    this.runHooks(s);
-    if (s.rewindRequested) {
-      s.closeLogits();
-      this.performRewind(s);
-      return null;
+    const stats = s.options.tokenStats || (s.options.topLogprobs ?? 0) > 0;
+    const hooksLate = this.overlap && s.hasHooks && s.hooksSamplingNeutral();
+    // Only vocabulary-wide work is worth moving past the decode's launch: the asynchronous
+    // decode costs ~0.03 ms more than a synchronous one, and without the work nothing is won.
+    const moves = hooksLate || (this.overlap && stats);
+    if (!hooksLate) {
+      this.runHooks(s);
+      if (s.rewindRequested) {
+        s.closeLogits();
+        this.performRewind(s);
+        return null;
+      }
     }
+    const work: StepWork = {
+      s,
+      mark: s.eventMark(),
+      token: -1,
+      hooksPending: hooksLate,
+      counted: false,
+      event: undefined,
+      filled: false,
+    };
     // The generated tokens, only built when a repetition penalty needs them.
     const penalty = s.options.sampling.repetitionPenalty ?? 1;
     const history =
       penalty !== 1 && s.tokens.length > s.promptLength
         ? s.tokens.slice(s.promptLength)
         : undefined;
-    const stats = s.options.tokenStats || (s.options.topLogprobs ?? 0) > 0;
     // The statistics pass leaves the block maxima, from which greedy's argmax needs no pass of
-    // its own: computed first, they serve both.
-    if (stats) state.entropy();
+    // its own: computed first, they serve both (unless they wait for the decode).
+    if (stats && !moves) state.entropy();
     let token: number;
     try {
       // Plain greedy needs no copy of the logits into the sampler: the state's argmax is it;
@@ -485,6 +604,8 @@ export class DecodeLoop {
       token = s.sampler.plainGreedy ? state.argmax() : state.sampleWith(s.sampler, history);
       if (token < 0) throw new Error("every token is masked: nothing left to sample");
     } catch (err) {
+      // Hooks read the logits as they were before this.
+      this.runLateHooks(work);
       // Everything masked by VM code: fall back to the model's own choice rather than stall.
       s.emit({
         type: "hook-error",
@@ -496,11 +617,14 @@ export class DecodeLoop {
       state.load(source);
       token = s.sampler.sample(state.logits, history);
     }
-    s.closeLogits();
-    const probability = stats ? state.probability(token) : NaN;
-    const entropy = stats ? state.entropy() : NaN;
-    const step = s.countSampled();
+    work.token = token;
+    if (!hooksLate) {
+      s.closeLogits();
+      this.count(work);
+    }
+    const step = s.step - (work.counted ? 1 : 0);
     if (engine.isEndOfGeneration(token)) {
+      this.settle(work);
       s.finish("eos");
       return null;
     }
@@ -509,12 +633,10 @@ export class DecodeLoop {
     const events = s.scanner.feed(text);
     let tokens = [token];
     const duplicate = events.find((e) => e.type === "result-duplicate");
-    if (
-      duplicate &&
-      duplicate.type === "result-duplicate" &&
-      this.dropDuplicate(s, duplicate.start, token, text)
-    ) {
-      return null;
+    if (duplicate && duplicate.type === "result-duplicate") {
+      // Dropping it rewrites the sequence: what this step does late must happen first.
+      this.settle(work);
+      if (this.dropDuplicate(s, duplicate.start, token, text)) return null;
     }
     for (const ev of events) {
       if (ev.type === "region-end" && s.closedRegion === null) {
@@ -528,8 +650,17 @@ export class DecodeLoop {
         }
       }
     }
-    const top = this.topAlternatives(s);
-    s.emit({ type: "token", seq: s.seq, step, id: token, text, probability, entropy, top });
+    work.event = {
+      type: "token",
+      seq: s.seq,
+      step,
+      id: token,
+      text,
+      probability: NaN,
+      entropy: NaN,
+      top: undefined,
+    };
+    s.emit(work.event);
     const kept = before + text.length;
     for (const ev of events) {
       // Events about text past a region's end describe characters that were dropped.
@@ -548,12 +679,56 @@ export class DecodeLoop {
     if (!s.options.inject) s.takeClosedRegion();
     const stop = this.findStop(s, before);
     if (stop >= 0) {
+      this.settle(work);
       s.scanner.rewind(stop);
       s.takeClosedRegion();
       s.finish("stop");
       return null;
     }
+    if (moves) late.push(work);
+    else this.settle(work);
     return { seq: s.seq, tokens, offset: before };
+  }
+
+  /** Runs the step's hooks that were left for later, their events before the step's own. */
+  private runLateHooks(work: StepWork): void {
+    if (!work.hooksPending) return;
+    work.hooksPending = false;
+    work.s.emittingAt(work.mark, () => this.runHooks(work.s));
+  }
+
+  /** Counts the step's token as sampled (after its hooks: they see the step they ran at). */
+  private count(work: StepWork): void {
+    if (work.counted) return;
+    work.counted = true;
+    work.s.countSampled();
+  }
+
+  /** Does what the step left for later: hooks, counting, and the token event's statistics
+   * once the event exists (called again after it was made when the step settled early). */
+  private settle(work: StepWork): void {
+    const s = work.s;
+    this.runLateHooks(work);
+    s.closeLogits();
+    this.count(work);
+    const event = work.event;
+    if (!event || work.filled) return;
+    work.filled = true;
+    if (s.options.tokenStats || (s.options.topLogprobs ?? 0) > 0) {
+      event.probability = s.logitState.probability(work.token);
+      event.entropy = s.logitState.entropy();
+    }
+    event.top = this.topAlternatives(s);
+  }
+
+  private settleAll(late: readonly StepWork[]): void {
+    for (const work of late) {
+      try {
+        this.settle(work);
+      } catch (err) {
+        this.fail(work.s, err);
+      }
+    }
   }
 
   /** The most likely tokens of the distribution just sampled from, when the request asked. */

@@ -5,10 +5,23 @@ import { renderNanoPrompt } from "../nano/format.js";
 
 export type PromptStyle = "nano" | "chat-template" | "plain";
 
+/** Each engine's style: a server asks twice per request, and the metadata lookup is a native
+ * call that searches the model's keys. */
+const styles = new WeakMap<Engine, PromptStyle>();
+
 /** How prompts for this model are written. */
 export function promptStyle(engine: Engine): PromptStyle {
-  if (engine.metadata("general.name") === "ruffian-nano") return "nano";
-  return engine.model.chatTemplate ? "chat-template" : "plain";
+  let style = styles.get(engine);
+  if (style === undefined) {
+    style =
+      engine.metadata("general.name") === "ruffian-nano"
+        ? "nano"
+        : engine.model.chatTemplate
+          ? "chat-template"
+          : "plain";
+    styles.set(engine, style);
+  }
+  return style;
 }
 
 /** Renders messages and opens the assistant's turn. Plain models get the messages' text joined. */

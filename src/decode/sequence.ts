@@ -8,6 +8,7 @@ import { RegionScanner, type RegionSyntax, type Region } from "./scanner.js";
 import { Sampler, type SamplerOptions } from "./sampler.js";
 import { LogitState, MASKED_LOGIT, type LogitEdit } from "./logit-state.js";
 import { bindIntrinsics, LiveBinding, type IntrinsicHost } from "./intrinsics.js";
+import { SAMPLING_NEUTRAL_INTRINSICS } from "./intrinsic-table.js";
 import type { DecodeEvent, DoneReason, GenerationStats } from "./events.js";
 import { LispSession } from "../lisp/session.js";
 import { checkFits, scaledDirections, type ControlVector } from "../steer/control-vector.js";
@@ -245,6 +246,23 @@ export class SequenceState implements IntrinsicHost {
     this.queue.push(event);
   }
 
+  /** Where the next queued event goes; see emittingAt. */
+  eventMark(): number {
+    return this.queue.length;
+  }
+
+  /** Runs `fn` with the events it queues placed at `mark`, before those queued since: work the
+   * loop does late (hooks run while the decode runs) keeps its events in their usual place.
+   * Nothing may be dequeued between taking the mark and this. */
+  emittingAt<T>(mark: number, fn: () => T): T {
+    const later = this.queue.splice(mark);
+    try {
+      return fn();
+    } finally {
+      this.queue.push(...later);
+    }
+  }
+
   /** The oldest queued event, which is then no longer queued; undefined when none is. */
   nextEvent(): DecodeEvent | undefined {
     return this.queue.shift();
@@ -261,6 +279,28 @@ export class SequenceState implements IntrinsicHost {
    * again only after they did, not at every step). */
   hookNames(): readonly string[] {
     return (this.hookOrder ??= [...this.hooks.keys()]);
+  }
+
+  /** The size of the session's imported intrinsics when they were last judged, and the verdict. */
+  private neutralChecked = { imports: -1, neutral: false };
+
+  /**
+   * Whether the hooks set now cannot change the token this step samples, so they may run after
+   * it (the loop overlaps them with the next decode): every hook was compiled for the current
+   * definitions, and no module of the session imported an intrinsic that writes the logits or
+   * touches the context or the engine (src/decode/intrinsic-table.ts, `effect`).
+   */
+  hooksSamplingNeutral(): boolean {
+    const session = this.liveVm?.session;
+    if (!session) return !this.hasHooks;
+    for (const name of this.hookNames()) if (!session.hasCompiledCall(name)) return false;
+    const imported = session.importedIntrinsics;
+    if (this.neutralChecked.imports !== imported.size) {
+      let neutral = true;
+      for (const name of imported) if (!SAMPLING_NEUTRAL_INTRINSICS.has(name)) neutral = false;
+      this.neutralChecked = { imports: imported.size, neutral };
+    }
+    return this.neutralChecked.neutral;
   }
 
   /** Calls hook `name` with the current step in the sequence's VM session. */
@@ -634,6 +674,8 @@ export class SequenceState implements IntrinsicHost {
     // Nothing reads this sequence's logits after it ends (its VM binding lets go just below).
     giveBackLogitState(this.logitState);
     if (this.liveVm) this.liveVm.binding.target = null;
+    // A session this sequence made for itself ends with it (one given in `live` lives on).
+    if (this.liveVm && this.liveVm !== this.options.live) this.liveVm.session.dispose();
     if (this.vectorBefore !== undefined) {
       this.engine.setControlVector(this.seq, this.vectorBefore);
       this.vectorBefore = undefined;

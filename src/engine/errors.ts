@@ -12,7 +12,9 @@ export type EngineErrorCode =
   | "argument"
   | "chat-template"
   | "observer"
-  | "disposed";
+  | "disposed"
+  /** A context call while decodeAsync runs (a programming error: await the decode first). */
+  | "busy";
 
 export class EngineError extends Error {
   constructor(

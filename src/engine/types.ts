@@ -38,6 +38,9 @@ export interface Capabilities {
   reads: { hidden: boolean; attention: boolean; kv: boolean; finalNorm: boolean };
   /** Activation writes (steering) available. */
   steer: boolean;
+  /** decodeAsync runs the forward pass on another thread (false: it decodes before returning,
+   * as with the glass-box tap, whose callback must run on the JavaScript thread). */
+  backgroundDecode: boolean;
 }
 
 export interface ModelInfo {
@@ -125,6 +128,15 @@ export interface Engine {
    * next-token logits.
    */
   decode(items: DecodeItem[]): void;
+  /**
+   * decode(), resolving when it is done; the forward pass may run on another thread meanwhile
+   * (the llama.cpp engine does so for one batch without the glass-box tap). Until it settles,
+   * calls that read or change the context (decode, logits, length, freeCells, truncate, reads
+   * of activations, steering) throw EngineError "busy"; vocabulary calls (tokenize,
+   * tokenText, isEndOfGeneration, …) stay allowed. Failures (context full, …) reject the
+   * promise with the errors decode() throws.
+   */
+  decodeAsync(items: DecodeItem[]): Promise<void>;
   /**
    * Next-token logits of a sequence after the last decode that included it: a view onto
    * llama.cpp's buffer (no copy), valid until the next decode, truncate or dispose.

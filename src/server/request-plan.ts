@@ -61,8 +61,10 @@ const UNSUPPORTED: Record<string, (v: unknown) => boolean> = {
   web_search_options: () => true,
 };
 
+const UNSUPPORTED_ENTRIES = Object.entries(UNSUPPORTED);
+
 function refuseUnsupported(body: Record<string, unknown>): void {
-  for (const [name, changes] of Object.entries(UNSUPPORTED)) {
+  for (const [name, changes] of UNSUPPORTED_ENTRIES) {
     const v = body[name];
     if (v !== undefined && v !== null && changes(v))
       throw badRequest(

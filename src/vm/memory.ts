@@ -9,6 +9,26 @@ export const NULL_GUARD = 1024;
 
 const roundUp = (n: number, a: number): number => Math.ceil(n / a) * a;
 
+/**
+ * Memories of released VmMemories (their sessions ended), by "pages:maximum", for the next
+ * memory of that size. V8 counts each new WebAssembly.Memory as external memory that only a full
+ * mark-compact gives back: a server making a session per request (one region each) ran a
+ * mark-compact every ~20 requests, on its decode thread and on every GC helper thread
+ * (docs/server.md). Only memories that never grew are kept (the next one expects `initial`
+ * pages), and only small ones (zeroing is then cheaper than a new memory's page faults).
+ */
+const spareMemories = new Map<string, WasmMemory[]>();
+const SPARE_PER_SIZE = 16;
+const SPARE_MAX_BYTES = 1 << 20;
+
+/** A zeroed memory of `initial` pages (growable to `maximum`): a spare one, or a new one. */
+function takeMemory(key: string, initial: number, maximum: number): WasmMemory {
+  const wasm = spareMemories.get(key)?.pop();
+  if (!wasm) return new Wasm.Memory({ initial, maximum });
+  new Uint8Array(wasm.buffer).fill(0);
+  return wasm;
+}
+
 export class VmMemory {
   readonly wasm: WasmMemory;
   readonly stackLow = NULL_GUARD;
@@ -17,6 +37,9 @@ export class VmMemory {
   private staticBytes = 0;
   private u8cache: Uint8Array;
   private dvcache: DataView;
+  private readonly spareKey: string;
+  private readonly initialBytes: number;
+  private released = false;
 
   constructor(
     readonly limitBytes: number,
@@ -26,7 +49,9 @@ export class VmMemory {
     this.heapStart = this.stackTop;
     const maxPages = Math.floor(limitBytes / PAGE);
     const initial = Math.min(maxPages, Math.ceil((this.heapStart + PAGE) / PAGE));
-    this.wasm = new Wasm.Memory({ initial, maximum: maxPages });
+    this.spareKey = `${initial}:${maxPages}`;
+    this.initialBytes = initial * PAGE;
+    this.wasm = takeMemory(this.spareKey, initial, maxPages);
     this.u8cache = new Uint8Array(this.wasm.buffer);
     this.dvcache = new DataView(this.wasm.buffer);
     this.setState(HEAP_TOP, this.heapStart);
@@ -54,9 +79,28 @@ export class VmMemory {
     return this.dvcache;
   }
   private refresh(): void {
+    // Its buffer went to another owner (see release).
+    if (this.released) throw new RangeError("the VM's memory was released");
     this.u8cache = new Uint8Array(this.wasm.buffer);
     this.dvcache = new DataView(this.wasm.buffer);
   }
+  /**
+   * Hands the WebAssembly memory to the next VmMemory of the same size, which zeroes it. Call it
+   * only when nothing will run in this memory again (its session is done, see
+   * VmSession.dispose): this object's own accesses throw from now on.
+   */
+  release(): void {
+    if (this.released) return;
+    this.released = true;
+    // Empty views make the accessors refresh, which throws.
+    this.u8cache = new Uint8Array(0);
+    if (this.initialBytes > SPARE_MAX_BYTES || this.wasm.buffer.byteLength !== this.initialBytes)
+      return;
+    let spare = spareMemories.get(this.spareKey);
+    if (!spare) spareMemories.set(this.spareKey, (spare = []));
+    if (spare.length < SPARE_PER_SIZE) spare.push(this.wasm);
+  }
+
   /** Bytes in use: live malloc blocks plus globals and string literals. */
   get bytesInUse(): number {
     return this.state(HEAP_IN_USE) + this.staticBytes;

@@ -133,6 +133,8 @@ export class VmSession {
   private readonly wrapv: boolean;
   private argvAddr = 0;
   private readonly host: HostState;
+  /** Every intrinsic a module of this session imported: all that its code can reach. */
+  private readonly imported = new Set<string>();
   /** Bumped whenever definitions change, so cached call() modules are rebuilt. */
   private version = 0;
   private readonly callCache = new Map<
@@ -183,8 +185,22 @@ export class VmSession {
     };
   }
 
+  /** Ends the session: its memory goes to the next session of its profile (see
+   * VmMemory.release). Nothing may run in it afterwards. */
+  dispose(): void {
+    this.disposed = true;
+    this.mem.release();
+  }
+  private disposed = false;
+
+  /** Refuses to run in a memory that now belongs to another session. */
+  private live(): void {
+    if (this.disposed) throw new Error("this VM session was disposed");
+  }
+
   /** The persistent `memory[]` ints (a fresh view each time: growth can move the buffer). */
   get memory(): Int32Array {
+    this.live();
     return new Int32Array(this.mem.wasm.buffer, this.memoryAddr, MEMORY_INTS);
   }
 
@@ -197,6 +213,7 @@ export class VmSession {
 
   /** Compiles and runs one block; definitions in it persist for later blocks. */
   run(source: string): VmOutcome {
+    this.live();
     const t0 = now();
     const stats: VmStats = { compileMs: 0, runMs: 0, instructions: 0, memoryBytes: 0 };
     let parsed;
@@ -388,8 +405,20 @@ export class VmSession {
   }
   private parts: SessionParts | null = null;
 
+  /** The intrinsics imported by every module this session instantiated so far. */
+  get importedIntrinsics(): ReadonlySet<string> {
+    return this.imported;
+  }
+
+  /** Whether call(name) would reuse a module built for the current definitions (so whatever
+   * the function can reach is in importedIntrinsics already). */
+  hasCompiledCall(name: string): boolean {
+    return this.callCache.get(name)?.version === this.version;
+  }
+
   /** Calls a function defined by an earlier block (hooks call fn(step) before every token). */
   call(name: string, args: Array<number | bigint>): VmOutcome {
+    this.live();
     const t0 = now();
     const stats: VmStats = { compileMs: 0, runMs: 0, instructions: 0, memoryBytes: 0 };
     // A cached module of the current version means the function is still defined: a hook's
@@ -486,6 +515,7 @@ export class VmSession {
             print: (text) => this.host.out.write(Buffer.from(text, "utf8")),
           });
     for (const imp of compiled.imports) {
+      this.imported.add(imp.name);
       const def = this.intrinsics.get(imp.name)!;
       const isVoid = def.ty.ret!.kind === "void";
       intrinsicNs[imp.name] = (...args: number[]) => {

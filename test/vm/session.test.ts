@@ -98,3 +98,34 @@ test("library functions are not reported as user functions", () => {
   textOf(s.run("int strlen2(char *s) { return strlen(s) * 2; }"));
   assert.ok(s.hasFunction("strlen2"));
 });
+
+test("a disposed session's memory goes to the next session of its profile, zeroed", () => {
+  const a = new VmSession({ profile: "tiny" });
+  const at = textOf(a.run("memory[3] = 42; int *p = malloc(40); p[9] = 99; return (int)p;"));
+  // A view of a's whole memory, kept past its end (nothing in the runtime keeps one).
+  const raw = new Int32Array(a.memory.buffer);
+  a.dispose();
+  assert.throws(() => a.run("1"), /disposed/);
+  assert.throws(() => a.memory, /disposed/);
+  const b = new VmSession({ profile: "tiny" });
+  assert.equal(b.memory[3], 0);
+  // The same allocation in b lands where a's was, and reads zero there.
+  assert.equal(textOf(b.run("int *q = malloc(40); return (int)q;")), at);
+  assert.equal(textOf(b.run("return q[9];")), "0");
+  // b runs in a's memory.
+  textOf(b.run("memory[5] = 77;"));
+  assert.equal(raw[b.memory.byteOffset / 4 + 5], 77);
+  b.dispose();
+});
+
+test("a disposed session whose memory grew does not hand it on", () => {
+  const a = new VmSession({ profile: "tiny" });
+  textOf(a.run("char *big = malloc(1000000); big[999999] = 1;"));
+  const raw = new Int32Array(a.memory.buffer);
+  const offset = a.memory.byteOffset / 4;
+  a.dispose();
+  const b = new VmSession({ profile: "tiny" });
+  textOf(b.run("memory[5] = 77;"));
+  assert.equal(raw[offset + 5], 0);
+  assert.equal(b.memory[5], 77);
+});

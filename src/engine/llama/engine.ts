@@ -77,6 +77,21 @@ interface Row {
 }
 const NULL = 0n;
 
+/** A decode checked and laid out: prefix rows, each item's last token, the steering it takes. */
+interface DecodePlan {
+  items: DecodeItem[];
+  rows: Row[];
+  finals: Row[];
+  steering: PendingSteer[];
+}
+
+/** What one llama_decode's completion needs: each sequence's length after it, output rows. */
+interface RunningBatch {
+  next: Int32Array;
+  outputs: number[];
+  findVectorTensors: boolean;
+}
+
 function isNull(p: unknown): boolean {
   return p === null || p === undefined || p === 0n || p === 0;
 }
@@ -192,6 +207,10 @@ export class LlamaEngine implements Engine {
   private logitRows = new Map<number, number>();
   private readonly logitViews = new Map<bigint, Float32Array>();
   private disposed = false;
+  /** llama_decode runs on a libuv thread (decodeAsync): the context must not be touched. */
+  private inFlight = false;
+  /** dispose() came while a decode was in flight: free everything when it completes. */
+  private releaseWhenIdle = false;
   /** Cells of each sequence's own KV stream (kvUnified: false); undefined when shared. */
   private readonly cellsPerSequence: number | undefined;
 
@@ -360,6 +379,7 @@ export class LlamaEngine implements Engine {
       backend,
       reads: { hidden: glassBox, attention: glassBox, kv: glassBox, finalNorm: glassBox },
       steer: glassBox,
+      backgroundDecode: !this.tap,
     };
   }
 
@@ -512,8 +532,54 @@ export class LlamaEngine implements Engine {
   // ---- decoding ----
 
   decode(items: DecodeItem[]): void {
-    this.live();
-    if (items.length === 0) return;
+    const plan = this.planDecode(items);
+    if (plan) this.decodePlanned(plan);
+  }
+
+  /**
+   * decode() with llama_decode on a libuv worker thread (koffi's async call), so JavaScript
+   * runs meanwhile on the core the engine's thread count leaves free. Only a batch that fits one
+   * llama_decode on an engine without the glass-box tap (a JavaScript callback per tensor, which
+   * must run on this thread) goes there; any other decodes synchronously before this returns.
+   * Until the promise settles, calls that touch the context throw (EngineError "busy");
+   * vocabulary and metadata calls stay allowed (llama.cpp reads its vocabulary through const
+   * methods that a decode never writes).
+   */
+  decodeAsync(items: DecodeItem[]): Promise<void> {
+    let plan: DecodePlan | undefined;
+    try {
+      plan = this.planDecode(items);
+      if (!plan) return Promise.resolve();
+      if (this.tap || plan.rows.length + plan.finals.length > this.capabilities.batchSize) {
+        this.decodePlanned(plan);
+        return Promise.resolve();
+      }
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    const rows = this.inItemOrder(items, plan.rows, plan.finals);
+    const batch = this.beginRun(rows, plan.steering);
+    this.inFlight = true;
+    return new Promise((resolve, reject) => {
+      this.api.llama_decode.async(this.ctx, this.batchStruct, (err: unknown, rc: number) => {
+        this.inFlight = false;
+        try {
+          if (err) throw err;
+          this.endRun(rows, batch, rc);
+          resolve();
+        } catch (e) {
+          reject(e);
+        } finally {
+          if (this.releaseWhenIdle) this.release();
+        }
+      });
+    });
+  }
+
+  /** Checks a decode's items and lays out its rows; undefined when there is nothing to do. */
+  private planDecode(items: DecodeItem[]): DecodePlan | undefined {
+    this.usable();
+    if (items.length === 0) return undefined;
     const seen = new Set<number>();
     let total = 0;
     for (const item of items) {
@@ -550,31 +616,33 @@ export class LlamaEngine implements Engine {
         rows.push({ seq: item.seq, token: item.tokens[i]!, output: everyOutput });
       finals.push({ seq: item.seq, token: item.tokens[n - 1]!, output: true });
     }
-    const batchSize = this.capabilities.batchSize;
     const steering = this.steering;
     this.steering = steering.filter((s) => s.persistent);
+    return { items, rows, finals, steering };
+  }
+
+  private decodePlanned(plan: DecodePlan): void {
     try {
-      this.runAll(items, rows, finals, steering, batchSize);
+      this.runAll(plan);
     } finally {
       this.tap?.captureNames.clear();
     }
   }
 
-  private runAll(
-    items: DecodeItem[],
-    rows: Row[],
-    finals: Row[],
-    steering: PendingSteer[],
-    batchSize: number,
-  ): void {
+  /** Each item's tokens together and in order: prefix rows then the last token. */
+  private inItemOrder(items: DecodeItem[], rows: Row[], finals: Row[]): Row[] {
+    const ordered: Row[] = [];
+    for (const item of items) {
+      for (const r of rows) if (r.seq === item.seq) ordered.push(r);
+      ordered.push(finals.find((f) => f.seq === item.seq)!);
+    }
+    return ordered;
+  }
+
+  private runAll({ items, rows, finals, steering }: DecodePlan): void {
+    const batchSize = this.capabilities.batchSize;
     if (rows.length + finals.length <= batchSize) {
-      // Keep each item's tokens together and in order: prefix rows then the last token.
-      const ordered: Row[] = [];
-      for (const item of items) {
-        for (const r of rows) if (r.seq === item.seq) ordered.push(r);
-        ordered.push(finals.find((f) => f.seq === item.seq)!);
-      }
-      this.run(ordered, steering);
+      this.run(this.inItemOrder(items, rows, finals), steering);
     } else {
       // Long inputs: prefixes in full batches, then every item's last token together, so all
       // logits come from the same (final) llama_decode.
@@ -585,6 +653,18 @@ export class LlamaEngine implements Engine {
   }
 
   private run(rows: Row[], steering: PendingSteer[]): void {
+    const batch = this.beginRun(rows, steering);
+    let rc: number;
+    try {
+      rc = this.api.llama_decode(this.ctx, this.batchStruct);
+    } finally {
+      this.tap?.end();
+    }
+    this.endRun(rows, batch, rc);
+  }
+
+  /** Writes rows into the native batch and readies the tap for one llama_decode. */
+  private beginRun(rows: Row[], steering: PendingSteer[]): RunningBatch {
     const n = rows.length;
     const outputs: number[] = [];
     const next = Int32Array.from(this.lengths);
@@ -614,14 +694,17 @@ export class LlamaEngine implements Engine {
         findVectorTensors,
       );
     }
-    let rc: number;
-    try {
-      rc = this.api.llama_decode(this.ctx, this.batchStruct);
-      this.counters.forwardPasses++;
-      this.counters.tokensEvaluated += n;
-    } finally {
-      this.tap?.end();
-    }
+    return { next, outputs, findVectorTensors };
+  }
+
+  /** Takes in llama_decode's result code: lengths and logit rows on success, an error else. */
+  private endRun(
+    rows: Row[],
+    { next, outputs, findVectorTensors }: RunningBatch,
+    rc: number,
+  ): void {
+    this.counters.forwardPasses++;
+    this.counters.tokensEvaluated += rows.length;
     if (rc !== 0) {
       // 1 and -1 leave the memory as before; other failures may keep processed ubatches.
       this.resyncLengths();
@@ -649,7 +732,7 @@ export class LlamaEngine implements Engine {
   }
 
   logits(seq: number): Float32Array {
-    this.live();
+    this.usable();
     this.checkSeq(seq);
     const row = this.logitRows.get(seq);
     if (row === undefined) {
@@ -673,11 +756,13 @@ export class LlamaEngine implements Engine {
   }
 
   length(seq: number): number {
+    this.settled();
     this.checkSeq(seq);
     return this.lengths[seq]!;
   }
 
   freeCells(seq: number): number {
+    this.settled();
     this.checkSeq(seq);
     let used = 0;
     for (const n of this.lengths) used += n;
@@ -687,7 +772,7 @@ export class LlamaEngine implements Engine {
   }
 
   truncate(seq: number, length: number): void {
-    this.live();
+    this.usable();
     this.checkSeq(seq);
     const current = this.lengths[seq]!;
     if (!Number.isInteger(length) || length < 0 || length > current)
@@ -711,7 +796,7 @@ export class LlamaEngine implements Engine {
   // ---- glass box ----
 
   observe(options: ObserveOptions): void {
-    this.live();
+    this.usable();
     const tap = this.tap;
     const wants = Object.values(options).some(Boolean);
     if (!tap) {
@@ -729,17 +814,20 @@ export class LlamaEngine implements Engine {
   }
 
   hidden(seq: number, layer: number, pos: number): Float32Array | undefined {
+    this.settled();
     this.checkSeq(seq);
     this.checkLayer(layer);
     return this.recordings.get(seq)?.hidden[layer]!.read(pos);
   }
 
   finalNorm(seq: number, pos: number): Float32Array | undefined {
+    this.settled();
     this.checkSeq(seq);
     return this.recordings.get(seq)?.finalNorm.read(pos);
   }
 
   attention(seq: number, layer: number, head: number, qPos: number): Float32Array | undefined {
+    this.settled();
     this.checkSeq(seq);
     this.checkLayer(layer);
     if (!Number.isInteger(head) || head < 0 || head >= this.capabilities.nHead)
@@ -757,6 +845,7 @@ export class LlamaEngine implements Engine {
     pos: number,
     kind: KvKind,
   ): Float32Array | undefined {
+    this.settled();
     this.checkSeq(seq);
     this.checkLayer(layer);
     const { nHeadKv, headDim } = this.capabilities;
@@ -777,7 +866,7 @@ export class LlamaEngine implements Engine {
   }
 
   steer(layer: number, edit: SteerEdit, options: SteerOptions = {}): void {
-    this.live();
+    this.usable();
     if (!this.tap) throw new EngineError("observer", "this engine was opened with glassBox: false");
     this.checkLayer(layer);
     if (options.seq !== undefined) this.checkSeq(options.seq);
@@ -811,7 +900,7 @@ export class LlamaEngine implements Engine {
     layers: ReadonlyMap<number, Float32Array> | null,
     options: { via?: "auto" | "tap" } = {},
   ): void {
-    this.live();
+    this.usable();
     this.checkSeq(seq);
     const { nEmbd, maxSequences } = this.capabilities;
     if (layers) {
@@ -842,7 +931,7 @@ export class LlamaEngine implements Engine {
    * null clears it. Sequences' own vectors (setControlVector) add to it.
    */
   nativeControlVector(data: Float32Array | null, ilStart = 1, ilEnd = this.shape.nLayer - 1): void {
-    this.live();
+    this.usable();
     const { nEmbd, nLayer } = this.shape;
     if (data && (data.length % nEmbd !== 0 || ilStart < 1 || ilEnd >= nLayer || ilStart > ilEnd))
       throw new EngineError(
@@ -864,7 +953,7 @@ export class LlamaEngine implements Engine {
     steps: number,
     score: (logits: Float32Array, pos: number) => number,
   ): number[] {
-    this.live();
+    this.usable();
     this.checkSeq(seq);
     this.checkToken(first);
     if (!Number.isInteger(steps) || steps < 1)
@@ -897,7 +986,7 @@ export class LlamaEngine implements Engine {
 
   /** llama.cpp's serialized state of one sequence (KV cells and positions); for tests. */
   sequenceState(seq: number): Buffer {
-    this.live();
+    this.usable();
     this.checkSeq(seq);
     const size = Number(this.api.llama_state_seq_get_size(this.ctx, seq));
     const buf = Buffer.alloc(size);
@@ -910,7 +999,7 @@ export class LlamaEngine implements Engine {
    * read them with captured(). For tests and exploration: each capture splits the graph.
    */
   captureNext(names: string[]): void {
-    this.live();
+    this.usable();
     if (!this.tap) throw new EngineError("observer", "this engine was opened with glassBox: false");
     for (const n of names) this.tap.captureNames.add(n);
   }
@@ -922,6 +1011,13 @@ export class LlamaEngine implements Engine {
   dispose(): void {
     if (this.disposed) return;
     this.disposed = true;
+    // The worker thread is using the context: free it when that decode completes.
+    if (this.inFlight) this.releaseWhenIdle = true;
+    else this.release();
+  }
+
+  private release(): void {
+    this.releaseWhenIdle = false;
     claimLlamaLog(this.api);
     if (!isNull(this.ctx)) this.api.llama_free(this.ctx);
     this.ctx = NULL;
@@ -948,6 +1044,21 @@ export class LlamaEngine implements Engine {
 
   private live(): void {
     if (this.disposed) throw new EngineError("disposed", "the engine has been disposed");
+  }
+
+  /** Context state is being written by a decode on another thread: reading it would race. */
+  private settled(): void {
+    if (this.inFlight)
+      throw new EngineError(
+        "busy",
+        "a decode is in flight (decodeAsync): await it before using the context",
+      );
+  }
+
+  /** The context exists and no decode is writing it. */
+  private usable(): void {
+    this.live();
+    this.settled();
   }
 
   private checkSeq(seq: number): void {
