@@ -207,10 +207,10 @@ export function maskOutsideNucleus(
     // lowest logit.
     const count = buf.collect(-Infinity);
     const index = buf.index;
-    const inside = nucleus(index, count, buf.weights, target).count;
-    let cut = Infinity;
-    for (let i = 0; i < inside; i++) cut = Math.min(cut, logits[index[i]!]!);
-    buf.maskBelow(cut, masked);
+    buf.maskBelow(
+      lowestLogit(logits, index, nucleus(index, count, buf.weights, target).count),
+      masked,
+    );
     return;
   }
   const stride = Math.floor(n / SAMPLE);
@@ -466,6 +466,12 @@ function ensureEdgeCapacity(n: number): void {
   weights.set(edgeWeights);
   edgeLogits = logits;
   edgeWeights = weights;
+}
+
+function lowestLogit(logits: Float32Array, index: Int32Array, count: number): number {
+  let cut = Infinity;
+  for (let i = 0; i < count; i++) cut = Math.min(cut, logits[index[i]!]!);
+  return cut;
 }
 
 /** The first r in [from, to] with values[r] ≥ want (values ascending); `to` when none. */

@@ -644,21 +644,38 @@ function collectKernel(masking: boolean): KernelFn {
   /** array + 4·count, the address of the hit's entry in an output array. */
   const slot = (array: number) => [...get(array), ...get(count), ...i32c(2), op.i32Shl, op.i32Add];
   const listLanes = [
-    // do { lane = p + 4·ctz(bits); out[count++] = (lane − base) / 4; bits &= bits − 1 } while (bits)
+    // do { out[count++] = (p − base) / 4 + ctz(bits); bits &= bits − 1 } while (bits);
+    // maskCollect keeps the lane's address, lane = p + 4·ctz(bits), to copy its floats
     ...op.loop,
-    ...get(p),
-    ...get(bits),
-    0x68, // i32.ctz
-    ...i32c(2),
-    op.i32Shl,
-    op.i32Add,
-    ...set(lane),
-    ...slot(out),
-    ...get(lane),
-    ...get(base),
-    op.i32Sub,
-    ...i32c(2),
-    0x76, // i32.shr_u
+    ...(masking
+      ? [
+          ...get(p),
+          ...get(bits),
+          0x68, // i32.ctz
+          ...i32c(2),
+          op.i32Shl,
+          op.i32Add,
+          ...set(lane),
+          ...slot(out),
+          ...get(lane),
+          ...get(base),
+          op.i32Sub,
+          ...i32c(2),
+          0x76, // i32.shr_u
+        ]
+      : [
+          // (one instruction fewer per listed token: collect lists whole blocks for top-k
+          // and every token of a small vocabulary)
+          ...slot(out),
+          ...get(p),
+          ...get(base),
+          op.i32Sub,
+          ...i32c(2),
+          0x76, // i32.shr_u
+          ...get(bits),
+          0x68, // i32.ctz
+          op.i32Add,
+        ]),
     ...op.i32Store,
     ...(masking
       ? [
