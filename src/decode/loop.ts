@@ -90,8 +90,7 @@ export interface DecodeLoopOptions {
   regionRunner?: VmWorkerRunner;
   /** Overlap each step's statistics, events and sampling-neutral hooks with the decode of its
    * tokens when the engine decodes on another thread (capabilities.backgroundDecode). Default:
-   * RUFFIAN_OVERLAP=1 or 0 in the environment, else on for vocabularies of 65,536 tokens or
-   * more (below, the work moved costs less than the asynchronous decode adds). */
+   * RUFFIAN_OVERLAP=1 or 0 in the environment, else off (see OVERLAP_BY_DEFAULT). */
   overlap?: boolean;
 }
 
@@ -111,12 +110,14 @@ interface StepWork {
 }
 
 /**
- * The vocabulary from which the overlap is on by default. The asynchronous decode's round trip
- * (two thread wake-ups) costs ~0.1 ms per step on this project's 2-core VMs; what moves past
- * it, the statistics and a reading hook, costs ~0.25 ms at 151,936 tokens but ~0.05 at 32,000
- * and microseconds at 512, where the overlap measured neutral and slower (docs/benchmarks.md).
+ * The overlap is opt-in. On this project's 2-core VMs the asynchronous decode's round trip (two
+ * thread wake-ups, ~0.1 ms) and a decode slowed by the JavaScript beside it cost more than the
+ * work it hides: at 151,936 tokens with statistics and a reading hook, 1.23-1.26x bare against
+ * 1.18-1.20x without it on a quiet machine; slower at 512 and neutral at 32,000, and no gain in
+ * the server (docs/benchmarks.md). It is kept for machines where the decode does not compete
+ * with JavaScript for a core or for memory bandwidth (a GPU), which were not measured.
  */
-const OVERLAP_MIN_VOCAB = 65_536;
+const OVERLAP_BY_DEFAULT = false;
 
 /** How long the loop may run without letting the event loop in (signals, I/O, timers). */
 const YIELD_EVERY_MS = 5;
@@ -182,9 +183,7 @@ export class DecodeLoop {
     // Only an engine that decodes on another thread has anything to overlap with.
     const env = process.env.RUFFIAN_OVERLAP;
     const asked = options.overlap ?? (env === "0" ? false : env === "1" ? true : undefined);
-    this.overlap =
-      engine.capabilities.backgroundDecode &&
-      (asked ?? engine.capabilities.nVocab >= OVERLAP_MIN_VOCAB);
+    this.overlap = engine.capabilities.backgroundDecode && (asked ?? OVERLAP_BY_DEFAULT);
   }
 
   /**
