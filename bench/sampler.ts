@@ -92,6 +92,18 @@ function naiveEntropy(l: Float32Array): number {
   }
   return Math.log(z) - w / z;
 }
+/** Writes into `w` the logits with every token outside the nucleus `p` masked (full sort). */
+function naiveTopP(l: Float32Array, w: Float32Array, p: number): void {
+  w.set(l);
+  const order = Array.from({ length: l.length }, (_, i) => i).sort((a, b) => l[b]! - l[a]!);
+  const max = l[order[0]!]!;
+  let z = 0;
+  for (let i = 0; i < l.length; i++) z += Math.exp(l[i]! - max);
+  let mass = 0;
+  let keep = 0;
+  while (keep < l.length && mass < p) mass += Math.exp(l[order[keep++]!]! - max) / z;
+  for (let r = keep; r < l.length; r++) w[order[r]!] = -10000;
+}
 function naiveTop(l: Float32Array, k: number): number[] {
   return Array.from({ length: l.length }, (_, i) => i)
     .sort((a, b) => l[b]! - l[a]!)
@@ -144,18 +156,7 @@ const READS: Read[] = [
     name: "logit_top_p 0.9",
     exp: true,
     ours: (s, l) => (s.load(l), s.apply({ op: "top-p", p: 0.9 }), s.logits[0]!),
-    naive: (l, w) => {
-      w.set(l);
-      const order = Array.from({ length: l.length }, (_, i) => i).sort((a, b) => l[b]! - l[a]!);
-      const max = l[order[0]!]!;
-      let z = 0;
-      for (let i = 0; i < l.length; i++) z += Math.exp(l[i]! - max);
-      let mass = 0;
-      let keep = 0;
-      while (keep < l.length && mass < 0.9) mass += Math.exp(l[order[keep++]!]! - max) / z;
-      for (let r = keep; r < l.length; r++) w[order[r]!] = -10000;
-      return w[0]!;
-    },
+    naive: (l, w) => (naiveTopP(l, w, 0.9), w[0]!),
   },
   {
     // A hook's usual order (read the entropy, then cut the tail): the statistics' weights
@@ -163,18 +164,7 @@ const READS: Read[] = [
     name: "H, then logit_top_p 0.9",
     exp: true,
     ours: (s, l) => (s.load(l), s.entropy() + (s.apply({ op: "top-p", p: 0.9 }), s.logits[0]!)),
-    naive: (l, w) => {
-      w.set(l);
-      const order = Array.from({ length: l.length }, (_, i) => i).sort((a, b) => l[b]! - l[a]!);
-      const max = l[order[0]!]!;
-      let z = 0;
-      for (let i = 0; i < l.length; i++) z += Math.exp(l[i]! - max);
-      let mass = 0;
-      let keep = 0;
-      while (keep < l.length && mass < 0.9) mass += Math.exp(l[order[keep++]!]! - max) / z;
-      for (let r = keep; r < l.length; r++) w[order[r]!] = -10000;
-      return naiveEntropy(l) + w[0]!;
-    },
+    naive: (l, w) => (naiveTopP(l, w, 0.9), naiveEntropy(l) + w[0]!),
   },
   {
     name: "snapshot+restore+diff",
