@@ -119,6 +119,11 @@ interface StepWork {
  */
 const OVERLAP_BY_DEFAULT = false;
 
+/** Whether a sequence's token events carry the token's probability and entropy (asked for
+ * directly, or needed by the alternatives of `logprobs`). */
+const wantsStats = (s: SequenceState): boolean =>
+  s.options.tokenStats || (s.options.topLogprobs ?? 0) > 0;
+
 /** How long the loop may run without letting the event loop in (signals, I/O, timers). */
 const YIELD_EVERY_MS = 5;
 
@@ -571,7 +576,7 @@ export class DecodeLoop {
     }
     const source = this.takeLogits(s);
     const state = s.openStepLogits(source);
-    const stats = s.options.tokenStats || (s.options.topLogprobs ?? 0) > 0;
+    const stats = wantsStats(s);
     const hooksLate = this.overlap && s.hasHooks && s.hooksSamplingNeutral();
     // Only vocabulary-wide work is worth moving past the decode's launch: the asynchronous
     // decode costs ~0.03 ms more than a synchronous one, and without the work nothing is won.
@@ -719,7 +724,7 @@ export class DecodeLoop {
     const event = work.event;
     if (!event || work.filled) return;
     work.filled = true;
-    if (s.options.tokenStats || (s.options.topLogprobs ?? 0) > 0) {
+    if (wantsStats(s)) {
       event.probability = s.logitState.probability(work.token);
       event.entropy = s.logitState.entropy();
     }

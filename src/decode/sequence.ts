@@ -14,6 +14,7 @@ import { LispSession } from "../lisp/session.js";
 import { checkFits, scaledDirections, type ControlVector } from "../steer/control-vector.js";
 import type { HookPoint } from "../steer/hook-points.js";
 import { activationRow, l2 } from "../steer/intrinsics.js";
+import { Spares } from "../spares.js";
 
 export interface Checkpoint {
   id: number;
@@ -69,19 +70,17 @@ const NO_STEERING: ReadonlyArray<[number, Float32Array]> = [];
  * state holds a few MB of WebAssembly memory with its own instance of the SIMD kernels: a fresh
  * one per request faults its pages in during the first steps and hands V8 a new call target
  * for every kernel, which makes it throw away its optimized code of the passes that call them. */
-const spareLogitStates = new Map<number, LogitState[]>();
+const spareLogitStates = new Spares<number, LogitState>();
 
 function takeLogitState(vocabSize: number): LogitState {
-  const state = spareLogitStates.get(vocabSize)?.pop();
+  const state = spareLogitStates.take(vocabSize);
   if (!state) return new LogitState(vocabSize);
   state.reset();
   return state;
 }
 
 function giveBackLogitState(state: LogitState): void {
-  let spare = spareLogitStates.get(state.vocabSize);
-  if (!spare) spareLogitStates.set(state.vocabSize, (spare = []));
-  spare.push(state);
+  spareLogitStates.give(state.vocabSize, state);
 }
 
 /** A region running on a VM worker, and its outcome once it is back. */

@@ -3,6 +3,7 @@
 // typed reads and writes for the host library and intrinsics. malloc/free are C code.
 import { HEAP_IN_USE, HEAP_STATE_ADDR, HEAP_TOP } from "../c/library.js";
 import { PAGE, Wasm, type WasmMemory } from "./wasm-api.js";
+import { Spares } from "../spares.js";
 
 /** Addresses below this are never handed out, so NULL and small offsets from it stay unused. */
 export const NULL_GUARD = 1024;
@@ -17,13 +18,12 @@ const roundUp = (n: number, a: number): number => Math.ceil(n / a) * a;
  * (docs/server.md). Only memories that never grew are kept (the next one expects `initial`
  * pages), and only small ones (zeroing is then cheaper than a new memory's page faults).
  */
-const spareMemories = new Map<string, WasmMemory[]>();
-const SPARE_PER_SIZE = 16;
+const spareMemories = new Spares<string, WasmMemory>(16);
 const SPARE_MAX_BYTES = 1 << 20;
 
 /** A zeroed memory of `initial` pages (growable to `maximum`): a spare one, or a new one. */
 function takeMemory(key: string, initial: number, maximum: number): WasmMemory {
-  const wasm = spareMemories.get(key)?.pop();
+  const wasm = spareMemories.take(key);
   if (!wasm) return new Wasm.Memory({ initial, maximum });
   new Uint8Array(wasm.buffer).fill(0);
   return wasm;
@@ -96,9 +96,7 @@ export class VmMemory {
     this.u8cache = new Uint8Array(0);
     if (this.initialBytes > SPARE_MAX_BYTES || this.wasm.buffer.byteLength !== this.initialBytes)
       return;
-    let spare = spareMemories.get(this.spareKey);
-    if (!spare) spareMemories.set(this.spareKey, (spare = []));
-    if (spare.length < SPARE_PER_SIZE) spare.push(this.wasm);
+    spareMemories.give(this.spareKey, this.wasm);
   }
 
   /** Bytes in use: live malloc blocks plus globals and string literals. */

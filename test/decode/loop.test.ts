@@ -691,21 +691,29 @@ test("a stop string ends the generation and is cut from the text", async () => {
   assert.equal(done.text, ", there was a little girl named ");
 });
 
-test("in a long-lived loop, a request that fails ends alone with reason error", async () => {
-  // The prompt does not fit the context: that request's own failure, found inside the loop.
-  const tooLong = "Once upon a time ".repeat(400);
+/** A long-lived loop's intake that hands over `requests` once, then lets the loop end. */
+function handOnce(requests: GenerationRequest[]): {
+  take(): GenerationRequest[];
+  wait(): Promise<boolean>;
+} {
   let handed = false;
-  const intake = {
-    take: (): GenerationRequest[] => {
+  return {
+    take: () => {
       if (handed) return [];
       handed = true;
-      return [
-        { seq: 0, prompt: PROMPT, maxTokens: 16 },
-        { seq: 1, prompt: tooLong, maxTokens: 16 },
-      ];
+      return requests;
     },
     wait: async () => !handed,
   };
+}
+
+test("in a long-lived loop, a request that fails ends alone with reason error", async () => {
+  // The prompt does not fit the context: that request's own failure, found inside the loop.
+  const tooLong = "Once upon a time ".repeat(400);
+  const intake = handOnce([
+    { seq: 0, prompt: PROMPT, maxTokens: 16 },
+    { seq: 1, prompt: tooLong, maxTokens: 16 },
+  ]);
   const events: DecodeEvent[] = [];
   for await (const ev of new DecodeLoop(engine).run([], intake)) events.push(ev);
   const failed = events.find((e) => e.type === "done" && e.seq === 1);
@@ -719,21 +727,15 @@ test("in a long-lived loop, a request that fails ends alone with reason error", 
 });
 
 test("in a long-lived loop, the tokens of a step reach the consumer before their decode", async () => {
-  let handed = false;
   /** At each `sampled` call: the token events consumed so far, and the KV cells then held. */
   const seen: Array<{ tokens: number[]; cells: number[] }> = [];
   const events: DecodeEvent[] = [];
   const tokensOf = (seq: number) => events.filter((e) => e.type === "token" && e.seq === seq);
   const intake = {
-    take: (): GenerationRequest[] => {
-      if (handed) return [];
-      handed = true;
-      return [
-        { seq: 0, prompt: PROMPT, maxTokens: 6 },
-        { seq: 1, prompt: "One day", maxTokens: 6 },
-      ];
-    },
-    wait: async () => !handed,
+    ...handOnce([
+      { seq: 0, prompt: PROMPT, maxTokens: 6 },
+      { seq: 1, prompt: "One day", maxTokens: 6 },
+    ]),
     sampled: () =>
       seen.push({
         tokens: [tokensOf(0).length, tokensOf(1).length],
