@@ -145,6 +145,13 @@ export class Choice {
     }
   }
 
+  /** Sampled tokens that carry only their text (the request asked for no logprobs and no token
+   * events): what `handle` makes of their token events. */
+  addTokens(text: string, count: number): void {
+    this.text += text;
+    this.sampledTokens += count;
+  }
+
   /** Whether events wait to be streamed (a chunk should carry them now, not with later text). */
   get hasPendingEvents(): boolean {
     return this.pending.events.length > 0;

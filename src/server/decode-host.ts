@@ -34,6 +34,15 @@ export interface JobSink {
   end(choice: number, outcome: JobEnd): void;
 }
 
+/** The HTTP side's sink (the route's): also takes sampled tokens in runs. */
+export interface ResponseSink extends JobSink {
+  /** Sampled tokens of a request that asked for nothing per token (no logprobs, no token
+   * events), as their text joined: what `event` makes of their token events, in one call. The
+   * decode worker sends them so (worker-protocol.ts); the engine on the HTTP thread calls
+   * `event` per token. */
+  tokens(choice: number, text: string, count: number): void;
+}
+
 /** What the HTTP side needs of a planned request. */
 export interface StartedFacts {
   n: number;
@@ -61,7 +70,7 @@ export interface DecodeHost {
   /** Requests waiting for a slot. */
   readonly waiting: number;
   /** Plans and queues a request; rejects with an ApiError (400, 503 …) before any event. */
-  start(request: RequestBody, sink: JobSink): Promise<StartedRequest>;
+  start(request: RequestBody, sink: ResponseSink): Promise<StartedRequest>;
   tokenize(content: string, addSpecial: boolean, withPieces: boolean): Promise<TokenizeResult>;
   /** Rejects with a 400 naming a token outside the vocabulary. */
   detokenize(tokens: number[]): Promise<string>;

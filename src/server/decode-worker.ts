@@ -33,6 +33,8 @@ let shown = { busy: -1, waiting: -1 };
  * stream interval anyway, so a fifth of it delays no write by more than that fifth.
  */
 const gatherMs = options.streamIntervalMs / 5;
+/** Counts the step messages sent: a text run may grow only while its message is unsent. */
+let batch = 0;
 /** When the oldest event in `out` was made. */
 let firstWaiting = 0;
 /** Something in `out` the HTTP side should see at once: a choice's first event (time to first
@@ -57,6 +59,7 @@ function flush(now: boolean): void {
   send({ t: "step", busy, waiting, metrics, accepted, out });
   accepted = [];
   out = [];
+  batch++;
   shown = { busy, waiting };
   urgent = false;
 }
@@ -69,9 +72,16 @@ function queue(entry: StepEntry): void {
 function sinkFor(id: number): JobSink {
   /** Choices that have sampled a token. */
   const begun = new Set<number>();
+  /** Whether the request's tokens travel as text runs: it asked for nothing else per token. */
+  let runs = false;
+  /** Each choice's text run in `out` that its next tokens may join (the choice's last entry
+   * there), with the message it is in. */
+  const open: Array<{ entry: [number, number, string, number]; batch: number } | undefined> = [];
   return {
     // The request's facts travel in the reply to its start message.
-    begin: () => {},
+    begin: (request) => {
+      runs = request.logprobs < 0 && !request.tokenEvents;
+    },
     event: (choice, ev) => {
       if (!begun.has(choice)) {
         // A hook's setup output, say, or the first token: what comes before the first token,
@@ -79,10 +89,25 @@ function sinkFor(id: number): JobSink {
         urgent = true;
         if (ev.type === "token") begun.add(choice);
       }
+      if (runs && ev.type === "token") {
+        const run = open[choice];
+        if (run && run.batch === batch) {
+          run.entry[2] += ev.text;
+          run.entry[3]++;
+        } else {
+          const entry: [number, number, string, number] = [id, choice, ev.text, 1];
+          open[choice] = { entry, batch };
+          queue(entry);
+        }
+        return;
+      }
+      // What comes after this event must follow it.
+      open[choice] = undefined;
       queue([id, choice, ev]);
     },
     end: (choice, outcome: JobEnd) => {
       urgent = true;
+      open[choice] = undefined;
       queue([id, choice, null, "error" in outcome ? { error: toWire(outcome.error) } : outcome]);
       const entry = started.get(id);
       if (entry && --entry.open === 0) started.delete(id);

@@ -11,6 +11,7 @@ import type {
   JobSink,
   ModelFacts,
   RequestBody,
+  ResponseSink,
   StartedRequest,
   TokenizeResult,
 } from "./decode-host.js";
@@ -126,7 +127,7 @@ export class LocalHost implements DecodeHost {
     return this.scheduler.waiting;
   }
 
-  async start(request: RequestBody, sink: JobSink): Promise<StartedRequest> {
+  async start(request: RequestBody, sink: ResponseSink): Promise<StartedRequest> {
     return this.startNow(request, sink);
   }
 

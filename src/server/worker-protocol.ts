@@ -17,8 +17,16 @@ export type WireEnd = Exclude<JobEnd, { error: Error }> | { error: WireError };
 /** The reply to an accepted start message (request id, the plan's facts). */
 export type StartReply = [number, StartedFacts];
 
-/** One choice's event, or its end (request id, choice index, event | null, end). */
-export type StepEntry = [number, number, DecodeEvent] | [number, number, null, WireEnd];
+/**
+ * One choice's event, its end (request id, choice index, event | null, end), or a run of its
+ * sampled tokens that carry nothing the request asked for besides their text (no logprobs, no
+ * `ruffian.tokens`): their text joined and how many they were. A token event is an object of
+ * seven fields to clone here and rebuild on the HTTP thread; a run of them is one string.
+ */
+export type StepEntry =
+  | [number, number, DecodeEvent]
+  | [number, number, null, WireEnd]
+  | [number, number, string, number];
 
 export type FromWorker =
   | { t: "ready"; model: ModelFacts }

@@ -1,8 +1,9 @@
 // Both places the engine can run (`--decode-thread worker`, the default: the engine, decode loop
 // and scheduler on a worker thread; `main`: everything on the HTTP thread) serve the same
 // answers: concurrent requests, in-band regions and their metrics, a looping region, a failing
-// hook, sessions, the tokenizer, and a disconnect that frees its slot. The other server tests run
-// on the default; this file holds both paths to the same results.
+// hook, sessions, the tokenizer, streamed text with and without per-token logprobs, and a
+// disconnect that frees its slot. The other server tests run on the default; this file holds
+// both paths to the same results.
 import { test, after } from "node:test";
 import assert from "node:assert/strict";
 import type { RunningServer } from "../../src/server/server.js";
@@ -37,6 +38,36 @@ const chat = (server: RunningServer, content: string, ruffian?: object) =>
     temperature: 0,
     ...(ruffian ? { ruffian } : {}),
   });
+
+/** A streamed greedy stories260K completion of 48 tokens: its text, usage and logprobs entries. */
+async function streamStory(server: RunningServer, extra: object = {}) {
+  const res = await fetch(`${server.url}/v1/completions`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({
+      model: "stories260K",
+      prompt: "Once upon a time",
+      max_tokens: 48,
+      temperature: 0,
+      stream: true,
+      stream_options: { include_usage: true },
+      ...extra,
+    }),
+  });
+  assert.equal(res.status, 200);
+  let text = "";
+  let completionTokens = -1;
+  let logprobs = 0;
+  for (const event of (await res.text()).split("\n\n")) {
+    if (!event.startsWith("data: ") || event === "data: [DONE]") continue;
+    const chunk = JSON.parse(event.slice(6));
+    if (chunk.usage) completionTokens = chunk.usage.completion_tokens;
+    const c = chunk.choices[0];
+    text += c?.text ?? "";
+    logprobs += c?.logprobs?.tokens.length ?? 0;
+  }
+  return { text, completionTokens, logprobs };
+}
 
 /** The greedy stories260K text of each path, compared at the end. */
 const storyText = new Map<DecodeThread, string>();
@@ -100,6 +131,23 @@ for (const decodeThread of DECODE_THREADS) {
     const bad = await post(server, "/detokenize", { tokens: [1, 99_999_999] });
     assert.equal(bad.status, 400);
     assert.equal(bad.json.error.param, "tokens[1]");
+  });
+
+  // The decode worker sends a plain request's tokens as text runs and a request with logprobs
+  // its token events (worker-protocol.ts): both streams carry the non-streaming text and count.
+  test(`${decodeThread}: streamed text and usage are the same with and without logprobs`, async () => {
+    const server = await start(decodeThread, { model: storiesModelPath, slots: 2 });
+    const whole = await greedyStory(server, 48);
+    assert.equal(whole.status, 200);
+    const plain = await streamStory(server);
+    const withLogprobs = await streamStory(server, { logprobs: 1 });
+    assert.ok(whole.json.usage.completion_tokens > 20, JSON.stringify(whole.json.usage));
+    for (const streamed of [plain, withLogprobs]) {
+      assert.equal(streamed.text, whole.json.choices[0].text);
+      assert.equal(streamed.completionTokens, whole.json.usage.completion_tokens);
+    }
+    assert.equal(plain.logprobs, 0);
+    assert.equal(withLogprobs.logprobs, whole.json.usage.completion_tokens);
   });
 
   test(`${decodeThread}: a disconnect frees its slot; greedy text`, async () => {

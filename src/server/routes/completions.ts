@@ -7,7 +7,7 @@ import type { FastifyReply, FastifyRequest } from "fastify";
 import type { ServerApp, ServerContext } from "../app.js";
 import { Choice } from "../choice.js";
 import { ApiError } from "../errors.js";
-import type { JobSink, RequestBody, StartedRequest } from "../decode-host.js";
+import type { RequestBody, ResponseSink, StartedRequest } from "../decode-host.js";
 import {
   chunkBody,
   completionBody,
@@ -92,7 +92,7 @@ async function complete(
   let resolveFinished: () => void = () => {};
   const finished = new Promise<void>((resolve) => (resolveFinished = resolve));
   const failed = new Set<number>();
-  const sink: JobSink = {
+  const sink: ResponseSink = {
     begin(request) {
       started = request;
       open = request.n;
@@ -126,6 +126,13 @@ async function complete(
         unbuilt.add(c);
         stream.touch();
       }
+    },
+    tokens(i, text, count) {
+      const c = choices[i]!;
+      c.addTokens(text, count);
+      if (!stream) return flush(c, false);
+      unbuilt.add(c);
+      stream.touch();
     },
     end(i, outcome) {
       const c = choices[i]!;
