@@ -478,7 +478,14 @@ export class VocabBuffers {
 
   /** Σ weights of the tokens whose logit is ≥ threshold (after expWeights). */
   massAbove(threshold: number): number {
-    const from = float32AtLeast(threshold);
+    return this.massFrom(float32AtLeast(threshold));
+  }
+
+  /** Σ weights of the tokens whose logit is ≥ `from` (a float32): natively where the
+   * project's kernels are bound (16 or 8 wide), else in WebAssembly. */
+  private massFrom(from: number): number {
+    const own = nativeKernels();
+    if (own) return own.massAbove(this.logits, this.weights, this.size, from);
     return this.k.massAbove(this.at.logits, this.at.weights, this.padded, from);
   }
 
@@ -486,8 +493,7 @@ export class VocabBuffers {
   massAboveLogit(logit: number): number {
     floatOf[0] = logit;
     bitsOf[0]! += logit > 0 ? 1 : logit < 0 ? -1 : 0; // one ulp up (float32)
-    const above = logit === 0 ? 1.401298464324817e-45 : floatOf[0]!;
-    return this.k.massAbove(this.at.logits, this.at.weights, this.padded, above);
+    return this.massFrom(logit === 0 ? 1.401298464324817e-45 : floatOf[0]!);
   }
 
   /** Σ |logits − scratch| (f64). */

@@ -36,6 +36,8 @@ export interface NativeVocabKernels {
   /** y[i] = exp(x[i] − shift) for i < n, returning Σy in float64; NaN, −Infinity and 87
    * nats down give 0, more than 88 nats up +Infinity. */
   softMax(n: number, y: Float32Array, x: Float32Array, shift: number): number;
+  /** Σ w[i] over the i < n with x[i] ≥ threshold, in float64 (NaN is left out). */
+  massAbove(x: Float32Array, w: Float32Array, n: number, threshold: number): number;
 }
 
 /** The kernels' block (BLOCK in vocab-kernels.c and simd-module.ts). */
@@ -121,8 +123,14 @@ function bind(): void {
       softMax: lib.func(
         "double ruffian_soft_max(int32_t n, float *y, const float *x, float shift)",
       ),
+      massAbove: lib.func(
+        "double ruffian_mass_above(const float *x, const float *w, int32_t n, float threshold)",
+      ),
     };
-    const failure = checkSoftMax(kernels.softMax) ?? checkBlockStats(kernels.blockStats);
+    const failure =
+      checkSoftMax(kernels.softMax) ??
+      checkBlockStats(kernels.blockStats) ??
+      checkMassAbove(kernels.massAbove);
     if (failure) {
       unboundReason = `${library} failed its self-check: ${failure}`;
       return;
@@ -176,5 +184,24 @@ export function checkBlockStats(blockStats: NativeVocabKernels["blockStats"]): s
       return `block ${b}'s sums are ${gotZ}, ${gotW}; expected ${z}, ${w}`;
   }
   if (max !== all) return `it returned ${max} as the largest, not ${all}`;
+  return undefined;
+}
+
+/** Runs massAbove at a few thresholds over a few hundred values (NaN and the thresholds
+ * themselves among them, a scalar tail) and compares with float64 sums; returns what failed, or undefined. */
+export function checkMassAbove(massAbove: NativeVocabKernels["massAbove"]): string | undefined {
+  const n = 2 * BLOCK + 45;
+  const x = Float32Array.from({ length: n }, (_, i) => Math.sin(i * 0.7) * 5);
+  const w = Float32Array.from({ length: n }, (_, i) => 1 + (i % 13) / 8);
+  x[17] = NaN;
+  // Logits equal to the thresholds count (at or above).
+  [x[100], x[101], x[102]] = [-2, 0.5, 4.75];
+  for (const threshold of [-Infinity, -2, 0.5, 4.75, 6]) {
+    let want = 0;
+    for (let i = 0; i < n; i++) if (x[i]! >= threshold) want += w[i]!;
+    const got = massAbove(x, w, n, threshold);
+    if (!(Math.abs(got - want) <= 1e-6 * want))
+      return `mass above ${threshold}: ${got}, not ${want}`;
+  }
   return undefined;
 }

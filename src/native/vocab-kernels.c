@@ -197,3 +197,24 @@ double ruffian_soft_max(int32_t n, float *y, const float *x, float shift) {
   }
   return total;
 }
+
+/* Σ w[i] over the i < n with x[i] ≥ threshold (float32 lanes per block of BLOCK, then float64).
+ * NaN is never ≥ anything: it is left out. */
+double ruffian_mass_above(const float *x, const float *w, int32_t n, float threshold) {
+  double total = 0;
+  int32_t i = 0;
+  while (i + VW <= n) {
+    int32_t end = i + BLOCK;
+    if (end > n) end = n;
+    vf z0 = splat(0), z1 = z0;
+    for (; i + 2 * VW <= end; i += 2 * VW) {
+      z0 += andv(loadv(w + i), loadv(x + i) >= threshold);
+      z1 += andv(loadv(w + i + VW), loadv(x + i + VW) >= threshold);
+    }
+    for (; i + VW <= end; i += VW) z0 += andv(loadv(w + i), loadv(x + i) >= threshold);
+    total += hsumv(z0 + z1);
+  }
+  for (; i < n; i++)
+    if (x[i] >= threshold) total += w[i];
+  return total;
+}

@@ -11,6 +11,7 @@ import { LogitState } from "../../src/decode/logit-state.js";
 import { Rng } from "../../src/decode/sampler.js";
 import {
   checkBlockStats,
+  checkMassAbove,
   nativeKernels,
   nativeKernelsStatus,
   nativeLibraryFor,
@@ -62,9 +63,15 @@ test("the build made the native kernels for this CPU wherever there is a C compi
 
 test("the self-checks pass the kernels as built and catch ones that compute something else", () => {
   if (!existsSync((nativeLibraryFor() as { library?: string }).library ?? "")) return;
-  const { blockStats, softMax } = bound();
+  const { blockStats, softMax, massAbove } = bound();
   assert.equal(checkBlockStats(blockStats), undefined);
   assert.equal(checkSoftMax(softMax), undefined);
+  assert.equal(checkMassAbove(massAbove), undefined);
+  // Strictly above where it should be at or above.
+  assert.match(
+    checkMassAbove((x, w, n, threshold) => massAbove(x, w, n, threshold + 1e-3)) ?? "",
+    /mass above/,
+  );
   // One float short: the copy misses the last logit.
   assert.match(
     checkBlockStats((src, dst, n, blocks, maxima, sums) =>
