@@ -285,21 +285,24 @@ async function main(): Promise<void> {
       chain?.dispose();
       line(mode.name, ours, naive, peer);
     }
+    // Each read runs on every path; afterwards the switches go back to what the environment
+    // (RUFFIAN_NATIVE_KERNELS, RUFFIAN_GGML_KERNELS) chose.
+    const [ownOn, ggmlOn] = [nativeKernels() !== undefined, ggmlCpuKernels() !== undefined];
     const state = new LogitState(vocab);
     const work = new Float32Array(vocab);
     for (const read of READS) {
       const naive = perStep(() => read.naive(logits, work), minMs, 3);
       const paths = read.exp
-        ? [...(nativeKernels() ? ["native"] : []), ...(ggmlCpuKernels() ? ["ggml"] : []), "wasm"]
+        ? [...(ownOn ? ["native"] : []), ...(ggmlOn ? ["ggml"] : []), "wasm"]
         : [""];
       for (const path of paths) {
-        setNativeKernelsEnabled(path === "native" || path === "");
-        setGgmlCpuKernelsEnabled(path !== "wasm");
+        setNativeKernelsEnabled(path === "native" || (path === "" && ownOn));
+        setGgmlCpuKernelsEnabled(path === "ggml" || (path !== "wasm" && ggmlOn));
         const ours = perStep(() => read.ours(state, logits), minMs, 20);
         line(path && paths.length > 1 ? `${read.name} · ${path}` : read.name, ours, naive);
       }
-      setNativeKernelsEnabled(true);
-      setGgmlCpuKernelsEnabled(true);
+      setNativeKernelsEnabled(ownOn);
+      setGgmlCpuKernelsEnabled(ggmlOn);
     }
   }
 }

@@ -177,21 +177,41 @@ test("the native exp kernel gives NaN no weight, 0 far down, +Infinity far up, f
   assert.equal(y[4], Infinity);
 });
 
+/** Runs native-worker.ts on `logits` with the environment `env`; its reply. */
+async function inWorker(logits: Float32Array, env: NodeJS.ProcessEnv) {
+  const worker = new Worker(new URL("./native-worker.js", import.meta.url), {
+    workerData: logits,
+    env,
+  });
+  try {
+    return await new Promise<{ native: boolean; status: string; entropy: number; p7: number }>(
+      (resolve, reject) => {
+        worker.once("message", resolve);
+        worker.once("error", reject);
+      },
+    );
+  } finally {
+    await worker.terminate();
+  }
+}
+
+test("a worker thread (the server's decode thread) binds the native kernels too and gets the same statistics", async () => {
+  bound();
+  const logits = modelLike(151936, 9);
+  const reply = await inWorker(logits, { ...process.env, RUFFIAN_NATIVE_KERNELS: "" });
+  assert.ok(reply.native, reply.status);
+  const state = new LogitState(logits.length);
+  state.load(logits);
+  // The same kernel on the same logits: the same bits.
+  assert.equal(reply.entropy, state.entropy());
+  assert.equal(reply.p7, state.probability(7));
+});
+
 test("switched off (RUFFIAN_NATIVE_KERNELS=0, or the setter), the statistics fall back and stay exact", async () => {
   const logits = modelLike(151936, 8);
   const h = entropyNats(logits);
   const p7 = softmax(logits)[7]!;
-  const worker = new Worker(new URL("./native-worker.js", import.meta.url), {
-    workerData: logits,
-    env: { ...process.env, RUFFIAN_NATIVE_KERNELS: "0" },
-  });
-  const reply = await new Promise<{ native: boolean; status: string; entropy: number; p7: number }>(
-    (resolve, reject) => {
-      worker.once("message", resolve);
-      worker.once("error", reject);
-    },
-  );
-  await worker.terminate();
+  const reply = await inWorker(logits, { ...process.env, RUFFIAN_NATIVE_KERNELS: "0" });
   assert.equal(reply.native, false, reply.status);
   assert.ok(Math.abs(reply.entropy - h) <= 1e-6, `entropy ${reply.entropy} vs ${h}`);
   assert.ok(Math.abs(reply.p7 - p7) <= 1e-6);
