@@ -452,6 +452,9 @@ export class VocabBuffers {
     const { logits, weights, index, bandLogits, bandWeights, at } = this;
     const from = float32AtLeast(Math.max(threshold, LOWEST));
     const to = float32AtLeast(below);
+    const own = nativeKernels()?.maskCollect;
+    if (own)
+      return own(logits, weights, this.size, from, to, value, index, bandWeights, bandLogits);
     const whole = this.size & ~15; // the kernel takes 16 floats per step
     let count = this.k.maskCollect(
       at.logits,

@@ -218,3 +218,64 @@ double ruffian_mass_above(const float *x, const float *w, int32_t n, float thres
     if (x[i] >= threshold) total += w[i];
   return total;
 }
+
+typedef int8_t vb __attribute__((vector_size(VW)));
+typedef int8_t vb_wide __attribute__((vector_size(4 * VW)));
+
+/* The low byte of each lane of a mask: AVX-512 narrows in one instruction (vpmovdb); AVX2 has
+ * none, and a byte shuffle (GCC 12+ and Clang's __builtin_shufflevector) does it there; older
+ * compilers narrow lane by lane (slower, the same bytes). */
+#if VW == 16 || !(defined(__clang__) || __GNUC__ >= 12)
+#define LOW_BYTES(m) __builtin_convertvector((m), vb)
+#elif VW == 8
+#define LOW_BYTES(m) __builtin_shufflevector((vb_wide)(m), (vb_wide)(m), 0, 4, 8, 12, 16, 20, 24, 28)
+#else
+#define LOW_BYTES(m) __builtin_shufflevector((vb_wide)(m), (vb_wide)(m), 0, 4, 8, 12)
+#endif
+
+/* The lanes of a comparison's mask as bits, lane 0 lowest: one byte a lane, 0 or 1, then 8
+ * bytes at a time gathered into one by a multiplication (byte j's bit lands on bit 56 + j). */
+static inline uint32_t lane_bits(vi mask) {
+  vb bytes = (vb)LOW_BYTES(mask) & 1;
+  uint32_t bits = 0;
+  for (int h = 0; h < VW; h += 8) {
+    uint64_t q = 0;
+    memcpy(&q, (const char *)&bytes + h, VW - h < 8 ? VW - h : 8);
+    bits |= (uint32_t)((q * 0x0102040810204080ull) >> 56) << h;
+  }
+  return bits;
+}
+
+/*
+ * In one pass over x[0..n): every x < from becomes `value`; the i with from ≤ x[i] < to are
+ * listed in ascending order, i to index, x[i] to band_x and w[i] to band_w; returns how many.
+ * NaN is neither masked nor listed. The WebAssembly maskCollect kernel's contract.
+ */
+int32_t ruffian_mask_collect(float *x, const float *w, int32_t n, float from, float to,
+                             float value, int32_t *index, float *band_w, float *band_x) {
+  int32_t count = 0;
+  int32_t i = 0;
+  for (; i + VW <= n; i += VW) {
+    vf v = loadv(x + i);
+    vi below = v < from;
+    vi band = ~below & (v < to);
+    storev(x + i, selectv(below, splat(value), v));
+    for (uint32_t bits = lane_bits(band); bits; bits &= bits - 1) {
+      int j = __builtin_ctz(bits);
+      index[count] = i + j;
+      band_x[count] = v[j];
+      band_w[count++] = w[i + j];
+    }
+  }
+  for (; i < n; i++) {
+    float v = x[i];
+    if (v < from)
+      x[i] = value;
+    else if (v < to) {
+      index[count] = i;
+      band_x[count] = v;
+      band_w[count++] = w[i];
+    }
+  }
+  return count;
+}

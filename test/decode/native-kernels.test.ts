@@ -12,6 +12,7 @@ import { Rng } from "../../src/decode/sampler.js";
 import {
   checkBlockStats,
   checkMassAbove,
+  checkMaskCollect,
   nativeKernels,
   nativeKernelsStatus,
   nativeLibraryFor,
@@ -63,10 +64,21 @@ test("the build made the native kernels for this CPU wherever there is a C compi
 
 test("the self-checks pass the kernels as built and catch ones that compute something else", () => {
   if (!existsSync((nativeLibraryFor() as { library?: string }).library ?? "")) return;
-  const { blockStats, softMax, massAbove } = bound();
+  const { blockStats, softMax, massAbove, maskCollect, variant } = bound();
   assert.equal(checkBlockStats(blockStats), undefined);
   assert.equal(checkSoftMax(softMax), undefined);
   assert.equal(checkMassAbove(massAbove), undefined);
+  assert.equal(maskCollect !== undefined, variant === "avx512");
+  if (maskCollect) {
+    assert.equal(checkMaskCollect(maskCollect), undefined);
+    // The upper bound taken as inclusive: a token at `to` listed.
+    assert.match(
+      checkMaskCollect((x, w, n, from, to, ...rest) =>
+        maskCollect(x, w, n, from, to + 1e-3, ...rest),
+      ) ?? "",
+      /listed/,
+    );
+  }
   // Strictly above where it should be at or above.
   assert.match(
     checkMassAbove((x, w, n, threshold) => massAbove(x, w, n, threshold + 1e-3)) ?? "",
@@ -198,7 +210,10 @@ async function inWorker(logits: Float32Array, env: NodeJS.ProcessEnv) {
 test("a worker thread (the server's decode thread) binds the native kernels too and gets the same statistics", async () => {
   bound();
   const logits = modelLike(151936, 9);
-  const reply = await inWorker(logits, { ...process.env, RUFFIAN_NATIVE_KERNELS: "" });
+  // The same build as here (RUFFIAN_NATIVE_KERNELS may name one), switched on.
+  const env = { ...process.env };
+  if (env.RUFFIAN_NATIVE_KERNELS === "0") delete env.RUFFIAN_NATIVE_KERNELS;
+  const reply = await inWorker(logits, env);
   assert.ok(reply.native, reply.status);
   const state = new LogitState(logits.length);
   state.load(logits);
