@@ -29,10 +29,15 @@ for (const [name, flags] of Object.entries(variants)) {
   const out = join(outDir, `libruffian-vocab-${name}.${ext}`);
   const args = ["-O3", "-shared", "-fPIC", "-std=gnu11", "-fvisibility=default", ...flags];
   const run = spawnSync(cc, [...args, "-o", out, source], { encoding: "utf8" });
-  if (run.error || run.status !== 0) {
-    const why = run.error
-      ? run.error.message
-      : (run.stderr || "").trim().split("\n")[0] || `exit ${run.status}`;
+  if (run.error) {
+    // No compiler at all: one line for every variant.
+    console.log(
+      `build-native: no native vocabulary kernels (${cc}: ${run.error.message}); the decode loop uses llama.cpp's or WebAssembly kernels`,
+    );
+    break;
+  }
+  if (run.status !== 0) {
+    const why = (run.stderr || "").trim().split("\n")[0] || `exit ${run.status}`;
     console.log(
       `build-native: ${name} kernels not built (${cc}: ${why}); the decode loop uses llama.cpp's or WebAssembly kernels`,
     );

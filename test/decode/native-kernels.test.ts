@@ -36,11 +36,22 @@ function modelLike(vocab: number, seed: number): Float32Array {
   return logits;
 }
 
-/** The bound kernels; the tests below that need them run where the build made them. */
-function bound(): NativeVocabKernels {
+/**
+ * The bound kernels, or undefined where this machine cannot have them: no C compiler at build
+ * (CI and developers' machines have one, and there the kernels must be bound), or a CPU
+ * without a build (then the status says why). Tests of the kernels themselves return there;
+ * the tests of LogitState's behaviour run on whichever path this process has.
+ */
+function bound(): NativeVocabKernels | undefined {
   const kernels = nativeKernels();
-  assert.ok(kernels, nativeKernelsStatus());
-  return kernels;
+  if (kernels) return kernels;
+  const plan = nativeLibraryFor();
+  if ("none" in plan) assert.match(nativeKernelsStatus(), /^no native vocabulary kernels \(/);
+  else {
+    assert.ok(!compiler, `a C compiler is here, yet: ${nativeKernelsStatus()}`);
+    assert.match(nativeKernelsStatus(), /is not built/);
+  }
+  return undefined;
 }
 
 test("the build made the native kernels for this CPU wherever there is a C compiler, and they are bound", () => {
@@ -54,7 +65,7 @@ test("the build made the native kernels for this CPU wherever there is a C compi
     assert.match(nativeKernelsStatus(), /is not built/);
     return;
   }
-  const kernels = bound();
+  const kernels = bound()!;
   assert.equal(kernels.library, plan.library);
   assert.match(
     nativeKernelsStatus(),
@@ -63,8 +74,9 @@ test("the build made the native kernels for this CPU wherever there is a C compi
 });
 
 test("the self-checks pass the kernels as built and catch ones that compute something else", () => {
-  if (!existsSync((nativeLibraryFor() as { library?: string }).library ?? "")) return;
-  const { blockStats, softMax, massAbove, maskCollect, variant } = bound();
+  const kernels = bound();
+  if (!kernels) return;
+  const { blockStats, softMax, massAbove, maskCollect, variant } = kernels;
   assert.equal(checkBlockStats(blockStats), undefined);
   assert.equal(checkSoftMax(softMax), undefined);
   assert.equal(checkMassAbove(massAbove), undefined);
@@ -104,7 +116,7 @@ test("the self-checks pass the kernels as built and catch ones that compute some
   assert.match(checkSoftMax((n, y, x, shift) => softMax(n, y, x, -shift)) ?? "", /gave|sum/);
 });
 
-test("the statistics copy a pending load in their own pass: the logits are the source's, and later changes to the source are not seen", () => {
+test("the statistics (native where built) copy a pending load in their own pass: the logits are the source's, and later changes to the source are not seen", () => {
   bound();
   const vocab = 151936;
   const source = modelLike(vocab, 3);
@@ -131,7 +143,7 @@ test("the statistics copy a pending load in their own pass: the logits are the s
   assert.equal(state.argmax(), 11);
 });
 
-test("the native statistics keep the special cases: one-hot entropy exactly 0, NaN weightless, all masked, +Infinity", () => {
+test("the statistics (native where built) keep the special cases: one-hot entropy exactly 0, NaN weightless, all masked, +Infinity", () => {
   bound();
   const vocab = 32000;
   const state = new LogitState(vocab);
@@ -164,7 +176,8 @@ test("the native statistics keep the special cases: one-hot entropy exactly 0, N
 });
 
 test("the native exp kernel gives NaN no weight, 0 far down, +Infinity far up, float64's values between", () => {
-  const { softMax } = bound();
+  const softMax = bound()?.softMax;
+  if (!softMax) return;
   const x = Float32Array.from({ length: 1003 }, (_, i) => 10 - i * 0.1); // down to 90 nats below 10
   x[4] = NaN;
   x[6] = -Infinity;
@@ -208,13 +221,13 @@ async function inWorker(logits: Float32Array, env: NodeJS.ProcessEnv) {
 }
 
 test("a worker thread (the server's decode thread) binds the native kernels too and gets the same statistics", async () => {
-  bound();
+  const kernels = bound();
   const logits = modelLike(151936, 9);
   // The same build as here (RUFFIAN_NATIVE_KERNELS may name one), switched on.
   const env = { ...process.env };
   if (env.RUFFIAN_NATIVE_KERNELS === "0") delete env.RUFFIAN_NATIVE_KERNELS;
   const reply = await inWorker(logits, env);
-  assert.ok(reply.native, reply.status);
+  assert.equal(reply.native, kernels !== undefined, reply.status);
   const state = new LogitState(logits.length);
   state.load(logits);
   // The same kernel on the same logits: the same bits.
