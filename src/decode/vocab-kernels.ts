@@ -1,6 +1,7 @@
 // One vocabulary's worth of logits in WebAssembly memory, with the SIMD kernels (simd-module.ts)
-// that make each full-vocabulary pass run at close to memory speed. A Sampler and a LogitState
-// each own one; nothing here allocates after construction.
+// that make each full-vocabulary pass run at close to memory speed, and the native ones that
+// run some passes wider where they are built (src/native/) or bound (llama.cpp's exp kernel).
+// A Sampler and a LogitState each own one; nothing here allocates after construction.
 import { Wasm, PAGE, type WasmModule } from "../vm/wasm-api.js";
 import { ggmlCpuKernels, type GgmlCpuKernels } from "../engine/llama/ggml-cpu-kernels.js";
 import { nativeKernels, type NativeVocabKernels } from "../native/native-kernels.js";
@@ -237,8 +238,7 @@ export class VocabBuffers {
    * `blockMaxima`. With the project's own native kernel where it is built and bound
    * (ownSoftmaxSums), else llama.cpp's exp kernel where it is bound (nativeSoftmaxSums), else
    * in one WebAssembly pass (wasmSoftmaxSums). The blockStats kernels (native and WebAssembly)
-   * sum each block relative to its own
-   * maximum m (float64 sums); here they are rescaled: Σ e^(x−M) = e^(m−M)·Σ e^(x−m), and
+   * sum each block relative to its own maximum m (float64 sums); here they are rescaled: Σ e^(x−M) = e^(m−M)·Σ e^(x−m), and
    * Σ e^(x−M)(x−M) = e^(m−M)·(Σ e^(x−m)(x−m) + (m − M)·Σ e^(x−m)). Tokens 85.5 nats or more
    * below their block's maximum are left out, and so are blocks SKIP_NATS (40) below M: each
    * such token weighs under e^−40 of the most likely one (the bound is in simd-module.ts).
@@ -252,8 +252,8 @@ export class VocabBuffers {
   }
 
   /** softmaxSums with the project's own native kernel (src/native/): the WebAssembly
-   * blockStats pass, 8 wide with FMA where the CPU has them, copying a pending load in the
-   * same pass; no weights written. */
+   * blockStats pass, 16 or 8 wide with FMA, copying a pending load in the same pass; no
+   * weights written. */
   private ownSoftmaxSums(own: NativeVocabKernels): SoftmaxSums {
     const source = this.pending ?? this.view;
     this.pending = undefined;
