@@ -1,9 +1,10 @@
 // Cost per step of every sampling mode and every distribution read at 512, 32,000 and 151,936
 // tokens, with ratios against peers measured in the same run: the naive implementation (copy,
 // full sort, Math.exp over everything), llama.cpp's own sampler chain (llama_sampler_* through
-// koffi), and the memory floor (one copy of the logits). The distribution reads run twice: with
-// llama.cpp's exp kernel (bound once the engine's library is loaded, as in the decode loop) and
-// with the WebAssembly kernels alone (the fallback).
+// koffi), and the memory floor (one copy of the logits). The distribution reads that compute
+// exponentials run on each kernel path there is: the project's own native kernels (src/native/,
+// where built), llama.cpp's exp kernel (bound once the engine's library is loaded, as in the
+// decode loop) and the WebAssembly kernels alone (the last fallback).
 // `npm run bench:sampler`, or `node dist/bench/sampler.js 151936` for one vocabulary size
 import { loadavg } from "node:os";
 import { Rng, Sampler, type SamplerOptions } from "../src/decode/sampler.js";
@@ -15,6 +16,11 @@ import {
   ggmlCpuKernelsStatus,
   setGgmlCpuKernelsEnabled,
 } from "../src/engine/llama/ggml-cpu-kernels.js";
+import {
+  nativeKernels,
+  nativeKernelsStatus,
+  setNativeKernelsEnabled,
+} from "../src/native/native-kernels.js";
 
 /** The issue's budget per step at 151,936 tokens. */
 const BUDGET_MS = 0.15;
@@ -244,7 +250,9 @@ async function main(): Promise<void> {
   // Loaded as the engine loads it: this binds llama.cpp's exp kernel (ggml-cpu-kernels.ts).
   await loadLlamaLibrary("cpu").catch(() => undefined); // without it: WebAssembly alone
   console.log(`sampler benchmark · load average ${load} · budget ${BUDGET_MS} ms at 151,936`);
-  console.log(`distribution reads: ${ggmlCpuKernelsStatus()}, then WebAssembly alone`);
+  console.log(
+    `distribution reads: ${nativeKernelsStatus()}; ${ggmlCpuKernelsStatus()}; then WebAssembly alone`,
+  );
   console.log(
     `ms per step, CPU time (wall in brackets), fastest of ${ROUNDS} rounds; ratios are peer CPU ÷ ours (higher: ours faster);`,
   );
@@ -277,17 +285,24 @@ async function main(): Promise<void> {
       chain?.dispose();
       line(mode.name, ours, naive, peer);
     }
+    // Each read runs on every path; afterwards the switches go back to what the environment
+    // (RUFFIAN_NATIVE_KERNELS, RUFFIAN_GGML_KERNELS) chose.
+    const [ownOn, ggmlOn] = [nativeKernels() !== undefined, ggmlCpuKernels() !== undefined];
     const state = new LogitState(vocab);
     const work = new Float32Array(vocab);
     for (const read of READS) {
       const naive = perStep(() => read.naive(logits, work), minMs, 3);
-      const paths = read.exp && ggmlCpuKernels() ? ["ggml", "wasm"] : [""];
+      const paths = read.exp
+        ? [...(ownOn ? ["native"] : []), ...(ggmlOn ? ["ggml"] : []), "wasm"]
+        : [""];
       for (const path of paths) {
-        setGgmlCpuKernelsEnabled(path !== "wasm");
+        setNativeKernelsEnabled(path === "native" || (path === "" && ownOn));
+        setGgmlCpuKernelsEnabled(path === "ggml" || (path !== "wasm" && ggmlOn));
         const ours = perStep(() => read.ours(state, logits), minMs, 20);
-        line(path ? `${read.name} · ${path}` : read.name, ours, naive);
+        line(path && paths.length > 1 ? `${read.name} · ${path}` : read.name, ours, naive);
       }
-      setGgmlCpuKernelsEnabled(true);
+      setNativeKernelsEnabled(ownOn);
+      setGgmlCpuKernelsEnabled(ggmlOn);
     }
   }
 }

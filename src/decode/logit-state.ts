@@ -23,7 +23,6 @@ export type LogitEdit =
   | { op: "restore"; slot: number };
 
 export class LogitState {
-  readonly logits: Float32Array;
   private readonly buf: VocabBuffers;
   private readonly topIds = new Int32Array(TOP_K_CAPACITY);
   /** How many ranks topIds holds (fewer than asked when fewer tokens are finite); −1: none. */
@@ -51,12 +50,19 @@ export class LogitState {
 
   constructor(readonly vocabSize: number) {
     this.buf = new VocabBuffers(vocabSize, { scratch: true });
-    this.logits = this.buf.logits;
   }
 
-  /** Starts a new step from the engine's logits. Snapshots survive across steps. */
+  /** The logits (a view of the buffers; a load's copy is made before it is returned). */
+  get logits(): Float32Array {
+    return this.buf.logits;
+  }
+
+  /** Starts a new step from the engine's logits. Snapshots survive across steps. With the
+   * native kernels, the copy waits for the first read, and the statistics pass makes it in
+   * its own pass (VocabBuffers.load): `source` must not change until the step has sampled
+   * (the engine's buffer changes only at the next decode). */
   load(source: Float32Array): void {
-    this.logits.set(source);
+    this.buf.load(source);
     this.edits.length = 0;
     this.invalidate();
   }

@@ -1,8 +1,10 @@
 // One vocabulary's worth of logits in WebAssembly memory, with the SIMD kernels (simd-module.ts)
-// that make each full-vocabulary pass run at close to memory speed. A Sampler and a LogitState
-// each own one; nothing here allocates after construction.
+// that make each full-vocabulary pass run at close to memory speed, and the native ones that
+// run some passes wider where they are built (src/native/) or bound (llama.cpp's exp kernel).
+// A Sampler and a LogitState each own one; nothing here allocates after construction.
 import { Wasm, PAGE, type WasmModule } from "../vm/wasm-api.js";
 import { ggmlCpuKernels, type GgmlCpuKernels } from "../engine/llama/ggml-cpu-kernels.js";
+import { nativeKernels, type NativeVocabKernels } from "../native/native-kernels.js";
 import {
   BLOCK,
   CONSTANT_BYTES,
@@ -55,6 +57,14 @@ interface KernelExports {
 
 let compiled: WasmModule | undefined;
 
+/** A native exp kernel: y = exp(x − shift) over n floats, returning Σy in float64. */
+type SoftMaxKernel = Pick<GgmlCpuKernels, "softMax">;
+
+/** The native exp kernel to use: the project's own, else llama.cpp's, else none. */
+function nativeExp(): SoftMaxKernel | undefined {
+  return nativeKernels() ?? ggmlCpuKernels();
+}
+
 /** The lowest threshold `collect` accepts: −Infinity would also collect the padding. */
 const LOWEST = -3.4028234663852886e38;
 
@@ -103,8 +113,11 @@ export class VocabBuffers {
   readonly size: number;
   /** size rounded up to a whole number of blocks; the padding holds −Infinity. */
   readonly padded: number;
-  /** The logits the kernels work on (size entries). */
-  readonly logits: Float32Array;
+  /** The logits the kernels work on (size entries), once a pending load is copied in. */
+  private readonly view: Float32Array;
+  /** Logits load() has not copied yet: the first pass that reads the logits copies them, and
+   * the native statistics pass copies them in the same pass (see load). */
+  private pending: Float32Array | undefined;
   /** Softmax weights written by expWeights (padded entries, 0 in the padding). */
   readonly weights: Float32Array;
   /** Token ids written by collect. */
@@ -121,7 +134,7 @@ export class VocabBuffers {
   private readonly sums: Float64Array;
   /** The exp kernels' parameter vectors (EXP_*), four lanes each. */
   private readonly params: Float32Array;
-  private readonly k: KernelExports;
+  private readonly kernels: KernelExports;
   private readonly at: {
     sums: number;
     maxima: number;
@@ -161,7 +174,7 @@ export class VocabBuffers {
     const memory = new Wasm.Memory({ initial: pages, maximum: pages });
     compiled ??= new Wasm.Module(encodeKernelModule());
     const instance = new Wasm.Instance(compiled, { env: { memory } });
-    this.k = instance.exports as unknown as KernelExports;
+    this.kernels = instance.exports as unknown as KernelExports;
     this.at = at;
     const buf = memory.buffer;
     this.sums = new Float64Array(buf, at.sums, sumsBytes / 8);
@@ -169,13 +182,47 @@ export class VocabBuffers {
     this.blockSums = this.sums.subarray(2, 2 + blocks);
     this.blockMaxima = new Float32Array(buf, at.maxima, blocks);
     new Float32Array(buf, at.logits, this.padded).fill(-Infinity);
-    this.logits = new Float32Array(buf, at.logits, size);
+    this.view = new Float32Array(buf, at.logits, size);
     this.weights = new Float32Array(buf, at.weights, this.padded);
     this.index = new Int32Array(buf, at.index, this.padded);
     this.stats = new Float64Array(buf, at.stats, 2 * blocks);
     this.scratch = options.scratch ? new Float32Array(buf, at.scratch, size) : undefined;
     this.bandLogits = new Float32Array(buf, at.bandLogits, this.padded);
     this.bandWeights = new Float32Array(buf, at.bandWeights, this.padded);
+  }
+
+  /** The logits (size entries). */
+  get logits(): Float32Array {
+    if (this.pending) this.settle();
+    return this.view;
+  }
+
+  /** The WebAssembly kernels, on the logits (a pending load is copied in first). */
+  private get k(): KernelExports {
+    if (this.pending) this.settle();
+    return this.kernels;
+  }
+
+  /**
+   * Starts from the logits `source` (size entries). Where the native kernels are bound, the
+   * copy waits for the first pass that reads the logits, and softmaxSums copies them in its
+   * own pass, while each block is in L1 (one pass over the vocabulary instead of two): the
+   * caller must leave `source` unchanged until it is done with these logits (the engine's
+   * buffer changes at the next decode, which a sampled token precedes).
+   */
+  load(source: Float32Array): void {
+    if (source.length === this.size && source !== this.view && nativeKernels()) {
+      this.pending = source;
+      return;
+    }
+    this.pending = undefined;
+    this.view.set(source);
+  }
+
+  private settle(): void {
+    const source = this.pending!;
+    this.pending = undefined;
+    this.view.set(source);
   }
 
   /** The largest logit, ignoring NaN; −Infinity when every logit is −Infinity or NaN. Also
@@ -188,17 +235,31 @@ export class VocabBuffers {
 
   /**
    * The largest logit M, Σ exp(x − M) and Σ exp(x − M)·(x − M) over the logits; also fills
-   * `blockMaxima`. With llama.cpp's exp kernel where it is bound (nativeSoftmaxSums), else in
-   * one WebAssembly pass (wasmSoftmaxSums), whose kernel sums each block relative to its own
-   * maximum m (float64 sums); here they are rescaled: Σ e^(x−M) = e^(m−M)·Σ e^(x−m), and
+   * `blockMaxima`. With the project's own native kernel where it is built and bound
+   * (ownSoftmaxSums), else llama.cpp's exp kernel where it is bound (nativeSoftmaxSums), else
+   * in one WebAssembly pass (wasmSoftmaxSums). The blockStats kernels (native and WebAssembly)
+   * sum each block relative to its own maximum m (float64 sums); here they are rescaled: Σ e^(x−M) = e^(m−M)·Σ e^(x−m), and
    * Σ e^(x−M)(x−M) = e^(m−M)·(Σ e^(x−m)(x−m) + (m − M)·Σ e^(x−m)). Tokens 85.5 nats or more
    * below their block's maximum are left out, and so are blocks SKIP_NATS (40) below M: each
    * such token weighs under e^−40 of the most likely one (the bound is in simd-module.ts).
-   * `weights`: the native path also left exp(x − M) in `weights` (their sum is z).
+   * `weights`: llama.cpp's path also left exp(x − M) in `weights` (their sum is z).
    */
   softmaxSums(): SoftmaxSums {
+    const own = nativeKernels();
+    if (own) return this.ownSoftmaxSums(own);
     const native = ggmlCpuKernels();
     return (native && this.nativeSoftmaxSums(native)) ?? this.wasmSoftmaxSums();
+  }
+
+  /** softmaxSums with the project's own native kernel (src/native/): the WebAssembly
+   * blockStats pass, 16 or 8 wide with FMA, copying a pending load in the same pass; no
+   * weights written. */
+  private ownSoftmaxSums(own: NativeVocabKernels): SoftmaxSums {
+    const source = this.pending ?? this.view;
+    this.pending = undefined;
+    const blocks = this.blockMaxima.length;
+    const max = own.blockStats(source, this.view, this.size, blocks, this.blockMaxima, this.stats);
+    return this.rescaledSums(max);
   }
 
   /**
@@ -240,7 +301,13 @@ export class VocabBuffers {
 
   /** softmaxSums in WebAssembly alone: one blockStats pass. */
   private wasmSoftmaxSums(): SoftmaxSums {
-    const max = this.k.blockStats(this.at.logits, this.padded, this.at.maxima, this.at.stats);
+    return this.rescaledSums(
+      this.k.blockStats(this.at.logits, this.padded, this.at.maxima, this.at.stats),
+    );
+  }
+
+  /** The sums of softmaxSums from a blockStats pass's per-block sums (see there). */
+  private rescaledSums(max: number): SoftmaxSums {
     const maxima = this.blockMaxima;
     const stats = this.stats;
     let z = 0;
@@ -305,29 +372,30 @@ export class VocabBuffers {
   }
 
   /** Fills `weights` with exp(x − shift) (0 for NaN and −Infinity) and returns their sum: by
-   * llama.cpp's exp kernel where it is bound (blockSums are then not written), else expWeights. */
+   * a native exp kernel where one is bound (the project's own, else llama.cpp's; blockSums are
+   * then not written), else expWeights. */
   softmaxWeights(shift: number): number {
-    const native = ggmlCpuKernels();
+    const native = nativeExp();
     return (native && this.nativeWeights(native, shift)) ?? this.expWeights(shift, 1);
   }
 
-  /** `weights` = exp(logits − shift) by llama.cpp's kernel, and their sum; undefined when a
-   * NaN logit made the sum NaN (the WebAssembly kernels give NaN no weight). */
-  private nativeWeights(native: GgmlCpuKernels, shift: number): number | undefined {
+  /** `weights` = exp(logits − shift) by a native kernel, and their sum; undefined when a NaN
+   * logit made llama.cpp's sum NaN (the other kernels give NaN no weight). */
+  private nativeWeights(native: SoftMaxKernel, shift: number): number | undefined {
     const z = native.softMax(this.size, this.weights, this.logits, shift);
     return Number.isNaN(z) ? undefined : z;
   }
 
   /**
    * The weights for logit_top_p's nucleus search without a pass for the maximum first: where
-   * llama.cpp's exp kernel is bound, it writes exp(x − s) with s the largest of a strided
+   * a native exp kernel is bound (nativeExp), it writes exp(x − s) with s the largest of a strided
    * sample (any shift will do for a search that compares masses, as long as the weights stay
    * finite: at most e^60 in all, so that no float32 sum of them overflows). Returns s and the
    * weights' sum, or undefined (no kernel, nothing finite sampled, a NaN logit, a logit far
    * above the sample's): then expWeights or softmaxWeights at the maximum.
    */
   sampledSoftmaxWeights(): { shift: number; z: number } | undefined {
-    const native = ggmlCpuKernels();
+    const native = nativeExp();
     if (!native) return undefined;
     const logits = this.logits;
     const stride = Math.max(1, Math.floor(this.size / SHIFT_SAMPLE));
@@ -384,6 +452,9 @@ export class VocabBuffers {
     const { logits, weights, index, bandLogits, bandWeights, at } = this;
     const from = float32AtLeast(Math.max(threshold, LOWEST));
     const to = float32AtLeast(below);
+    const own = nativeKernels()?.maskCollect;
+    if (own)
+      return own(logits, weights, this.size, from, to, value, index, bandWeights, bandLogits);
     const whole = this.size & ~15; // the kernel takes 16 floats per step
     let count = this.k.maskCollect(
       at.logits,
@@ -410,7 +481,14 @@ export class VocabBuffers {
 
   /** Σ weights of the tokens whose logit is ≥ threshold (after expWeights). */
   massAbove(threshold: number): number {
-    const from = float32AtLeast(threshold);
+    return this.massFrom(float32AtLeast(threshold));
+  }
+
+  /** Σ weights of the tokens whose logit is ≥ `from` (a float32): natively where the
+   * project's kernels are bound (16 or 8 wide), else in WebAssembly. */
+  private massFrom(from: number): number {
+    const own = nativeKernels();
+    if (own) return own.massAbove(this.logits, this.weights, this.size, from);
     return this.k.massAbove(this.at.logits, this.at.weights, this.padded, from);
   }
 
@@ -418,8 +496,7 @@ export class VocabBuffers {
   massAboveLogit(logit: number): number {
     floatOf[0] = logit;
     bitsOf[0]! += logit > 0 ? 1 : logit < 0 ? -1 : 0; // one ulp up (float32)
-    const above = logit === 0 ? 1.401298464324817e-45 : floatOf[0]!;
-    return this.k.massAbove(this.at.logits, this.at.weights, this.padded, above);
+    return this.massFrom(logit === 0 ? 1.401298464324817e-45 : floatOf[0]!);
   }
 
   /** Σ |logits − scratch| (f64). */

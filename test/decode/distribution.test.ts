@@ -11,22 +11,28 @@ import {
   ggmlCpuKernels,
   setGgmlCpuKernelsEnabled,
 } from "../../src/engine/llama/ggml-cpu-kernels.js";
+import { nativeKernels, setNativeKernelsEnabled } from "../../src/native/native-kernels.js";
 
-// Loading llama.cpp binds its exp kernel, which the statistics then use; each exactness test
-// runs on that path and on the WebAssembly kernels alone (the fallback elsewhere).
+// The statistics use the project's own native kernels where they are built (src/native/),
+// else llama.cpp's exp kernel (bound by loading llama.cpp), else WebAssembly: each exactness
+// test runs on every one of those paths (native-kernels.test.ts checks that the native ones
+// are bound wherever the build made them).
 await loadLlamaLibrary("cpu");
 const PATHS = [
-  ["llama.cpp's exp kernel", true],
-  ["WebAssembly", false],
+  ...(nativeKernels() ? [["the native kernels", true, true] as const] : []),
+  ["llama.cpp's exp kernel", false, true],
+  ["WebAssembly", false, false],
 ] as const;
 
 function onEachPath(run: (path: string) => void): void {
   assert.ok(ggmlCpuKernels(), "the ggml CPU kernels are bound on this Linux x64 machine");
-  for (const [path, native] of PATHS) {
-    setGgmlCpuKernelsEnabled(native);
+  for (const [path, own, ggml] of PATHS) {
+    setNativeKernelsEnabled(own);
+    setGgmlCpuKernelsEnabled(ggml);
     try {
       run(path);
     } finally {
+      setNativeKernelsEnabled(true);
       setGgmlCpuKernelsEnabled(true);
     }
   }

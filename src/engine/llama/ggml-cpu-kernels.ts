@@ -2,8 +2,8 @@
 // in this process: `ggml_vec_soft_max_f32` computes exp(x − shift) over a vocabulary with
 // 8-wide AVX2 (or NEON) and returns the sum in float64, about twice as fast here as the
 // WebAssembly statistics kernel (4-wide SIMD). src/decode/vocab-kernels.ts uses it when it is
-// bound and falls back to its own kernels otherwise (no engine loaded, another platform, a
-// self-check that failed).
+// bound and the project's own native kernels (src/native/) are not, and falls back to its
+// WebAssembly kernels otherwise (no engine loaded, another platform, a self-check that failed).
 //
 // The symbol is internal to ggml (not in llama.h): its signature is checked by computing with
 // it at bind time, never assumed. Written against node-llama-cpp 3.22.1 (llama.cpp's ggml
