@@ -12,6 +12,7 @@ import { storiesModelPath } from "../../src/paths.js";
 import {
   forceTextHook,
   greedyStory,
+  greedyStoryStream,
   longStoryStream,
   metric,
   post,
@@ -44,15 +45,7 @@ async function streamStory(server: RunningServer, extra: object = {}) {
   const res = await fetch(`${server.url}/v1/completions`, {
     method: "POST",
     headers: { "content-type": "application/json" },
-    body: JSON.stringify({
-      model: "stories260K",
-      prompt: "Once upon a time",
-      max_tokens: 48,
-      temperature: 0,
-      stream: true,
-      stream_options: { include_usage: true },
-      ...extra,
-    }),
+    body: JSON.stringify({ ...greedyStoryStream, ...extra }),
   });
   assert.equal(res.status, 200);
   let text = "";

@@ -89,6 +89,16 @@ int main() {
 }`;
 }
 
+/** A streamed greedy stories260K completion of 48 tokens with a usage chunk: the request body. */
+export const greedyStoryStream = {
+  model: "stories260K",
+  prompt: "Once upon a time",
+  max_tokens: 48,
+  temperature: 0,
+  stream: true,
+  stream_options: { include_usage: true },
+} as const;
+
 /** A greedy, non-streaming stories260K completion of "Once upon a time". */
 export function greedyStory(server: RunningServer, maxTokens: number) {
   return post(server, "/v1/completions", {

@@ -4,19 +4,12 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { nanoModelPath, storiesModelPath } from "../../src/paths.js";
-import { client, question, serve } from "./helpers.js";
+import { client, greedyStoryStream, question, serve } from "./helpers.js";
 
 async function streamStory(streamIntervalMs: number) {
   const server = await serve({ model: storiesModelPath, slots: 1, streamIntervalMs });
   try {
-    const stream = await client(server).completions.create({
-      model: "stories260K",
-      prompt: "Once upon a time",
-      max_tokens: 48,
-      temperature: 0,
-      stream: true,
-      stream_options: { include_usage: true },
-    });
+    const stream = await client(server).completions.create(greedyStoryStream);
     let text = "";
     let textChunks = 0;
     let completionTokens = -1;
