@@ -5,6 +5,7 @@
 import { Wasm, PAGE, type WasmModule } from "../vm/wasm-api.js";
 import { ggmlCpuKernels, type GgmlCpuKernels } from "../engine/llama/ggml-cpu-kernels.js";
 import { nativeKernels, type NativeVocabKernels } from "../native/native-kernels.js";
+import { holdLogits, releaseLogits, type LogitReader } from "../engine/llama/logit-readers.js";
 import {
   BLOCK,
   CONSTANT_BYTES,
@@ -108,7 +109,7 @@ export interface SoftmaxSums {
   weights: boolean;
 }
 
-export class VocabBuffers {
+export class VocabBuffers implements LogitReader {
   /** Vocabulary size. */
   readonly size: number;
   /** size rounded up to a whole number of blocks; the padding holds −Infinity. */
@@ -206,23 +207,34 @@ export class VocabBuffers {
   /**
    * Starts from the logits `source` (size entries). Where the native kernels are bound, the
    * copy waits for the first pass that reads the logits, and softmaxSums copies them in its
-   * own pass, while each block is in L1 (one pass over the vocabulary instead of two): the
-   * caller must leave `source` unchanged until it is done with these logits (the engine's
-   * buffer changes at the next decode, which a sampled token precedes).
+   * own pass, while each block is in L1 (one pass over the vocabulary instead of two). The
+   * engine copies a pending load in before a decode overwrites its buffer, or it is freed
+   * (engine/llama/logit-readers.ts); any other `source` must stay unchanged until then.
    */
   load(source: Float32Array): void {
     if (source.length === this.size && source !== this.view && nativeKernels()) {
       this.pending = source;
+      // The engine makes the copy before its next decode overwrites `source` (or frees it).
+      holdLogits(this);
       return;
     }
-    this.pending = undefined;
+    this.drop();
     this.view.set(source);
   }
 
-  private settle(): void {
-    const source = this.pending!;
-    this.pending = undefined;
+  /** Copies a pending load in (LogitReader: the engine calls it before a decode). */
+  settle(): void {
+    const source = this.pending;
+    if (!source) return;
+    this.drop();
     this.view.set(source);
+  }
+
+  /** Forgets a pending load. */
+  private drop(): void {
+    if (!this.pending) return;
+    this.pending = undefined;
+    releaseLogits(this);
   }
 
   /** The largest logit, ignoring NaN; −Infinity when every logit is −Infinity or NaN. Also
@@ -256,7 +268,7 @@ export class VocabBuffers {
    * weights written. */
   private ownSoftmaxSums(own: NativeVocabKernels): SoftmaxSums {
     const source = this.pending ?? this.view;
-    this.pending = undefined;
+    this.drop();
     const blocks = this.blockMaxima.length;
     const max = own.blockStats(source, this.view, this.size, blocks, this.blockMaxima, this.stats);
     return this.rescaledSums(max);

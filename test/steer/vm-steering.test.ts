@@ -117,6 +117,16 @@ test("vm_lookahead reports the continuation's entropy and disturbs nothing", asy
   for (const v of values) assert.ok(v > 0 && v < Math.log(512) * 1000, `${v} millinats`);
 });
 
+test("vm_lookahead before any read of the step's logits leaves the step's sampling as it was", async () => {
+  // The lookahead's scratch decodes overwrite llama.cpp's logits buffer: the step must sample
+  // from the logits it had before them, whichever kernels copy them in.
+  const plain = await generate({});
+  const hook = `
+    void look(int step) { vm_lookahead(7, 3); }
+    int main() { hook_set("look", 1000); return 0; }`;
+  assert.deepEqual(tokensOf(await generate({ hook })), tokensOf(plain));
+});
+
 test("a vector applied only above an entropy threshold changes only the steps after those", async () => {
   const vectors = new Map([["happy", happy]]);
   const hookAt = (threshold: number) => `

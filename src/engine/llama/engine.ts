@@ -1,5 +1,6 @@
 // The glass-box engine: one llama.cpp model and context driven through koffi, implementing the
 // Engine interface (batched synchronous decode, zero-copy logits, rewind, observe and steer).
+import { settleLogitReaders } from "./logit-readers.js";
 import koffi from "koffi";
 import { closeSync, existsSync, openSync, readSync, statSync } from "node:fs";
 import { totalmem } from "node:os";
@@ -665,6 +666,8 @@ export class LlamaEngine implements Engine {
 
   /** Writes rows into the native batch and readies the tap for one llama_decode. */
   private beginRun(rows: Row[], steering: PendingSteer[]): RunningBatch {
+    // llama_decode writes its logits over the buffer that deferred readers still point at.
+    settleLogitReaders();
     const n = rows.length;
     const outputs: number[] = [];
     const next = Int32Array.from(this.lengths);
@@ -1018,6 +1021,7 @@ export class LlamaEngine implements Engine {
 
   private release(): void {
     this.releaseWhenIdle = false;
+    settleLogitReaders();
     claimLlamaLog(this.api);
     if (!isNull(this.ctx)) this.api.llama_free(this.ctx);
     this.ctx = NULL;
