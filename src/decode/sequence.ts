@@ -1,5 +1,6 @@
 // The state of one sequence being generated: its tokens and text, region scanner, VM sessions,
 // hooks, checkpoints and pending interventions. The loop (loop.ts) drives it step by step.
+import { settleLogitReaders } from "../engine/llama/logit-readers.js";
 import type { Engine } from "../engine/types.js";
 import { VmSession } from "../vm/session.js";
 import type { VmOutcome } from "../vm/result.js";
@@ -146,6 +147,8 @@ export class SequenceState implements IntrinsicHost {
 
   /** Copies the engine's current logits for this sequence aside. */
   saveLogits(source: Float32Array): void {
+    // A logit state may still point at the stash from an earlier step (a deferred copy).
+    settleLogitReaders();
     this.stash ??= new Float32Array(source.length);
     this.stash.set(source);
     this.savedLogits = this.stash;
