@@ -70,8 +70,7 @@ export class Choice {
     const out = this.pending;
     switch (ev.type) {
       case "token":
-        this.text += ev.text;
-        this.sampledTokens++;
+        this.addTokens(ev.text, 1);
         if (this.wantLogprobs) {
           const lp = tokenLogprob(ev);
           this.logprobs.push(lp);
@@ -145,8 +144,8 @@ export class Choice {
     }
   }
 
-  /** Sampled tokens that carry only their text (the request asked for no logprobs and no token
-   * events): what `handle` makes of their token events. */
+  /** Sampled tokens' text and count: all a token event leaves when the request asked for no
+   * logprobs and no token events (the decode worker then sends them as runs). */
   addTokens(text: string, count: number): void {
     this.text += text;
     this.sampledTokens += count;

@@ -57,6 +57,11 @@ async function complete(
   const unbuilt = new Set<Choice>();
   /** Choices that ended before the stream was open. */
   const endedEarly = new Set<Choice>();
+  /** Plain text of an open stream waits for its next write, to leave with what follows it. */
+  const textLater = (c: Choice) => {
+    unbuilt.add(c);
+    stream!.touch();
+  };
   const flush = (c: Choice, finished: boolean) => {
     if (!stream) {
       // The decode worker sends a request's acceptance with its first step's events (and a
@@ -122,17 +127,13 @@ async function complete(
       // Ruffian's events go out at once; plain text waits for the stream's next write
       // and goes out as one chunk with the text sampled after it.
       if (c.hasPendingEvents || ev.type === "injection") flush(c, false);
-      else {
-        unbuilt.add(c);
-        stream.touch();
-      }
+      else textLater(c);
     },
     tokens(i, text, count) {
       const c = choices[i]!;
       c.addTokens(text, count);
       if (!stream) return flush(c, false);
-      unbuilt.add(c);
-      stream.touch();
+      textLater(c);
     },
     end(i, outcome) {
       const c = choices[i]!;
