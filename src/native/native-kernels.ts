@@ -7,7 +7,7 @@
 // is never used. src/decode/vocab-kernels.ts prefers these, then llama.cpp's exp kernel, then
 // its WebAssembly ones. RUFFIAN_NATIVE_KERNELS=0 (or setNativeKernelsEnabled(false)) skips
 // them, to compare the paths or rule these out; RUFFIAN_NATIVE_KERNELS=avx2 (or avx512) takes
-// that build whatever the flags say (to compare builds; one the CPU lacks crashes the process).
+// that build where the CPU can run it (to compare builds), and none, with the reason, where not.
 import koffi from "koffi";
 import { existsSync, readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
@@ -89,10 +89,17 @@ export function nativeKernelsStatus(): string {
   return `native vocabulary kernels (${bound.variant}) from ${bound.library}${enabled ? "" : ", switched off"}`;
 }
 
-/** The build this CPU runs best, or why there is none: on x86-64 by the flags /proc/cpuinfo
- * lists (Linux only). */
-function variantForCpu(): { variant: string } | { none: string } {
-  if (process.arch !== "x64") return { variant: "baseline" };
+/** The x86-64 builds, best first, with the CPU flags each needs. */
+const X64_BUILDS: ReadonlyArray<{ variant: string; needs: readonly string[] }> = [
+  { variant: "avx512", needs: ["avx512f", "avx2", "fma"] },
+  { variant: "avx2", needs: ["avx2", "fma"] },
+];
+
+/** The build this CPU runs best (or `wanted`, if it can run it), or why there is none: on
+ * x86-64 by the flags /proc/cpuinfo lists (Linux only). A build the CPU cannot run would stop
+ * the process at its first instruction, so a forced one is checked too. */
+function variantForCpu(wanted?: string): { variant: string } | { none: string } {
+  if (process.arch !== "x64") return { variant: wanted ?? "baseline" };
   if (process.platform !== "linux") return { none: "the CPU's features are read on Linux only" };
   let flags: Set<string>;
   try {
@@ -101,8 +108,16 @@ function variantForCpu(): { variant: string } | { none: string } {
   } catch (err) {
     return { none: `cannot read /proc/cpuinfo: ${(err as Error).message}` };
   }
-  if (!flags.has("avx2") || !flags.has("fma")) return { none: "this CPU has no AVX2 and FMA" };
-  return { variant: flags.has("avx512f") ? "avx512" : "avx2" };
+  const runs = (b: (typeof X64_BUILDS)[number]) => b.needs.every((f) => flags.has(f));
+  if (wanted !== undefined) {
+    const build = X64_BUILDS.find((b) => b.variant === wanted);
+    if (!build) return { none: `RUFFIAN_NATIVE_KERNELS=${wanted}: there is no such x86-64 build` };
+    return runs(build)
+      ? { variant: wanted }
+      : { none: `RUFFIAN_NATIVE_KERNELS=${wanted}: this CPU lacks ${build.needs.join("/")}` };
+  }
+  const best = X64_BUILDS.find(runs);
+  return best ? { variant: best.variant } : { none: "this CPU has no AVX2 and FMA" };
 }
 
 function libraryPath(variant: string): string {
@@ -113,7 +128,7 @@ function libraryPath(variant: string): string {
 /** The library this process would bind (the build for this CPU, or the one
  * RUFFIAN_NATIVE_KERNELS names), or why none. */
 export function nativeLibraryFor(): { variant: string; library: string } | { none: string } {
-  const cpu = forced ? { variant: forced } : variantForCpu();
+  const cpu = variantForCpu(forced);
   return "none" in cpu ? cpu : { variant: cpu.variant, library: libraryPath(cpu.variant) };
 }
 

@@ -253,3 +253,15 @@ test("switched off (RUFFIAN_NATIVE_KERNELS=0, or the setter), the statistics fal
     setNativeKernelsEnabled(true);
   }
 });
+
+test("a forced build this CPU has no build of is refused with the reason, and the statistics stay exact", async () => {
+  // On x86-64 there is no "baseline" build (and one for features the CPU lacks would stop the
+  // process at its first instruction): the setting names the problem and nothing is bound.
+  const logits = modelLike(32000, 5);
+  const reply = await inWorker(logits, { ...process.env, RUFFIAN_NATIVE_KERNELS: "baseline" });
+  if (process.arch === "x64") {
+    assert.equal(reply.native, false, reply.status);
+    assert.match(reply.status, /RUFFIAN_NATIVE_KERNELS=baseline: there is no such x86-64 build/);
+  }
+  assert.ok(Math.abs(reply.entropy - entropyNats(logits)) <= 1e-6);
+});
