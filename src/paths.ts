@@ -31,6 +31,10 @@ export const nanoToolsModelPath = join(modelsDir, "ruffian-nano-tools.gguf");
 export const nanoParityPath = join(modelsDir, "ruffian-nano.parity.json");
 /** Greedy references of ruffian-nano-tools from PyTorch, the tool call in place of the region. */
 export const nanoToolsParityPath = join(modelsDir, "ruffian-nano-tools.parity.json");
+/** ruffian-nano's recipe on Qwen2's real tokenizer in ChatML (qwen2, 151,936 tokens). */
+export const nanoQwenModelPath = join(modelsDir, "ruffian-nano-qwen.gguf");
+/** Greedy references of ruffian-nano-qwen from PyTorch, with the prompts' ids. */
+export const nanoQwenParityPath = join(modelsDir, "ruffian-nano-qwen.parity.json");
 
 /** The model used when the user names none. */
 export const defaultModelPath = storiesModelPath;

@@ -17,11 +17,48 @@ export interface GgufTensor {
   /** GGUF dimension order: fastest-varying first (a PyTorch [out, in] weight is [in, out] here). */
   dims: readonly number[];
   data: Float32Array;
+  /** Storage type (default f32). f16 halves a large table such as a 151,936-row embedding. */
+  type?: "f32" | "f16";
 }
 
 const ALIGNMENT = 32;
 const GGUF_TYPE = { u32: 4, i32: 5, f32: 6, bool: 7, string: 8, array: 9 } as const;
-const GGML_TYPE_F32 = 0;
+const GGML_TYPE = { f32: 0, f16: 1 } as const;
+
+/** IEEE binary16 bits of a float, rounded to nearest even (overflow to infinity). */
+export function toHalfBits(value: number): number {
+  const f = new Float32Array([value]);
+  const x = new Uint32Array(f.buffer)[0]!;
+  const sign = (x >>> 16) & 0x8000;
+  const exp = (x >>> 23) & 0xff;
+  let mant = x & 0x7fffff;
+  if (exp === 0xff) return sign | 0x7c00 | (mant ? 0x200 : 0);
+  const e = exp - 127 + 15;
+  if (e >= 0x1f) return sign | 0x7c00;
+  if (e <= 0) {
+    if (e < -10) return sign;
+    mant |= 0x800000;
+    const shift = 14 - e;
+    let half = mant >>> shift;
+    const rest = mant & ((1 << shift) - 1);
+    const mid = 1 << (shift - 1);
+    if (rest > mid || (rest === mid && half & 1)) half++;
+    return sign | half;
+  }
+  let half = (e << 10) | (mant >>> 13);
+  const rest = mant & 0x1fff;
+  if (rest > 0x1000 || (rest === 0x1000 && half & 1)) half++;
+  return sign | half;
+}
+
+/** A tensor's bytes as stored in the file. */
+function tensorBytes(t: GgufTensor): Buffer {
+  if ((t.type ?? "f32") === "f32")
+    return Buffer.from(t.data.buffer, t.data.byteOffset, t.data.byteLength);
+  const out = Buffer.alloc(t.data.length * 2);
+  for (let i = 0; i < t.data.length; i++) out.writeUInt16LE(toHalfBits(t.data[i]!), i * 2);
+  return out;
+}
 
 /** Accumulates little-endian bytes into growing chunks. */
 class ByteSink {
@@ -126,16 +163,17 @@ export function writeGguf(
     head.str(t.name);
     head.u32(t.dims.length);
     for (const d of t.dims) head.u64(d);
-    head.u32(GGML_TYPE_F32);
+    head.u32(GGML_TYPE[t.type ?? "f32"]);
     head.u64(offset);
-    offset += Math.ceil(t.data.byteLength / ALIGNMENT) * ALIGNMENT;
+    offset +=
+      Math.ceil((t.data.length * ((t.type ?? "f32") === "f16" ? 2 : 4)) / ALIGNMENT) * ALIGNMENT;
   }
   head.pad();
   const fd = openSync(path, "w");
   try {
     writeSync(fd, head.concat());
     for (const t of tensors) {
-      const bytes = Buffer.from(t.data.buffer, t.data.byteOffset, t.data.byteLength);
+      const bytes = tensorBytes(t);
       writeSync(fd, bytes);
       const rem = bytes.length % ALIGNMENT;
       if (rem) writeSync(fd, Buffer.alloc(ALIGNMENT - rem));

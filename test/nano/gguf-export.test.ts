@@ -8,6 +8,7 @@ import { join } from "node:path";
 import { getLlama, LlamaLogLevel, type Token } from "node-llama-cpp";
 import { randomLlamaWeights, writeLlamaGguf, type LlamaConfig } from "../../src/nano/llama-gguf.js";
 import { NANO_VOCAB, encodeNano, BOS_ID } from "../../src/nano/vocab.js";
+import { toHalfBits } from "../../src/nano/gguf-writer.js";
 import { renderNanoPrompt } from "../../src/nano/format.js";
 
 const cfg: LlamaConfig = {
@@ -58,4 +59,25 @@ test("a GGUF from our writer loads in llama.cpp with a one-token-per-character v
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
+});
+
+test("f16 tensors are rounded to nearest even, with subnormals, overflow and NaN", () => {
+  const cases: Array<[number, number]> = [
+    [1, 0x3c00],
+    [-2, 0xc000],
+    [65504, 0x7bff], // largest half
+    [65519.99, 0x7bff],
+    [65520, 0x7c00], // rounds up to infinity
+    [2 ** -24, 0x0001], // smallest subnormal
+    [2 ** -25, 0x0000], // tie rounds to even (zero)
+    [3 * 2 ** -25, 0x0002], // tie rounds to even (2)
+    [1 + 2 ** -11, 0x3c00], // tie between 1 and its successor → even (1)
+    [1 + 3 * 2 ** -11, 0x3c02], // tie → even (successor's successor)
+    [1 / 3, 0x3555],
+    [-0, 0x8000],
+    [Infinity, 0x7c00],
+  ];
+  for (const [value, bits] of cases) assert.equal(toHalfBits(value), bits, `${value}`);
+  assert.equal(toHalfBits(NaN) & 0x7c00, 0x7c00);
+  assert.notEqual(toHalfBits(NaN) & 0x3ff, 0);
 });
