@@ -235,6 +235,10 @@ export function buildProgram(): Command {
       "--few-shot <counts>",
       "sweep worked examples in the prompt, e.g. 0,1,2,5,10 (any model; eval/algorithm-questions.jsonl is a set for it)",
     )
+    .option(
+      "--prompt-file <file>",
+      "--few-shot's prompt from a file: free text holding [YOUR TASK] (the question goes there) and a line [EXAMPLES] (the first k examples go there), then the examples, each starting at a line [EXAMPLE]; # lines are comments (eval/prompts/seeds-c-regions.txt is one, documented at its top)",
+    )
     .option("--compare", "in-band vs tool calls vs direct answers, with the cost of each answer")
     .option(
       "--tools-model <path>",

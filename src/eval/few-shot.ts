@@ -10,6 +10,7 @@ import {
   type WorkedExample,
 } from "../cli/chat/system-prompt.js";
 import { evaluate, type EvalAnswer, type EvalQuestion } from "./nano-eval.js";
+import { fillPrompt, type PromptFile } from "./prompt-file.js";
 
 /** Seed 004's own examples (factorial, Fibonacci, gcd) and two more in its style (primes,
  * Project Euler), with functions written out; results are checked against the VM by the tests. */
@@ -54,13 +55,14 @@ export const SEED_STYLE_EXAMPLES: readonly WorkedExample[] = [
 /** The examples a k-shot prompt takes, in order: seed 004's first, then the chat's. */
 export const FEW_SHOT_POOL: readonly WorkedExample[] = [...SEED_STYLE_EXAMPLES, ...WORKED_EXAMPLES];
 
-/** Parses "0,1,2,5,10" into example counts (each at most the pool's size). */
-export function parseShotCounts(text: string): number[] {
+/** Parses "0,1,2,5,10" into example counts (each at most `most`: by default the built-in pool's
+ * size; a prompt file checks its own count, with its line, in checkShotCounts). */
+export function parseShotCounts(text: string, most: number = FEW_SHOT_POOL.length): number[] {
   const counts = text.split(",").map((part) => {
     const t = part.trim();
     if (!/^\d+$/.test(t)) throw new Error(`--few-shot: "${t}" is not a whole number`);
     const k = Number(t);
-    if (k > FEW_SHOT_POOL.length) {
+    if (k > most) {
       throw new Error(`--few-shot: ${k} examples asked, ${FEW_SHOT_POOL.length} exist`);
     }
     return k;
@@ -95,6 +97,46 @@ export function fewShotPrompt(
   return { prompt: renderPrompt(engine, messages), stop: stopStrings(style) };
 }
 
+/** A k-shot prompt from a prompt file: the file's text with its first k examples and the question.
+ * Plain models continue that text as it stands; chat-template models (and ruffian-nano) get it
+ * as the one user message, and answer in the assistant's turn. */
+export function promptFilePrompt(
+  engine: Engine,
+  file: PromptFile,
+  k: number,
+  question: string,
+): { prompt: string; stop: string[] } {
+  const text = fillPrompt(file, k, question);
+  const style = promptStyle(engine);
+  const nextTask = file.taskPrefix ? [`\n${file.taskPrefix}`] : [];
+  if (style === "plain") return { prompt: text, stop: nextTask };
+  return {
+    prompt: renderPrompt(engine, [{ role: "user", content: text }]),
+    stop: [...stopStrings(style), ...nextTask],
+  };
+}
+
+/** Renders a question's prompt with k examples. */
+export type ShotRender = (k: number, question: string) => { prompt: string; stop: string[] };
+
+/** The longest k-shot prompt over the questions, in tokens, for each k. */
+export function longestPrompts(
+  engine: Engine,
+  questions: readonly EvalQuestion[],
+  shotCounts: readonly number[],
+  render: ShotRender,
+): { shots: number; tokens: number; question: string }[] {
+  return shotCounts.map((shots) => {
+    let longest = { shots, tokens: 0, question: "" };
+    for (const q of questions) {
+      const { prompt } = render(shots, q.question);
+      const tokens = engine.tokenize(prompt, { addSpecial: true, parseSpecial: true }).length;
+      if (tokens > longest.tokens) longest = { shots, tokens, question: q.question };
+    }
+    return longest;
+  });
+}
+
 export interface ShotScore {
   shots: number;
   total: number;
@@ -108,6 +150,8 @@ export interface FewShotOptions {
   parallel: number;
   maxTokens: number;
   onProgress?: (shots: number, done: number, total: number) => void;
+  /** The prompts (default: the built-in examples, fewShotPrompt). */
+  render?: ShotRender;
 }
 
 /** Runs every question once per example count, in-band, and counts the three outcomes. */
@@ -118,12 +162,14 @@ export async function runFewShot(
   options: FewShotOptions,
 ): Promise<ShotScore[]> {
   const scores: ShotScore[] = [];
+  const render: ShotRender =
+    options.render ?? ((k, question) => fewShotPrompt(engine, k, question));
   for (const shots of shotCounts) {
     const report = await evaluate(engine, questions, {
       inject: true,
       parallel: options.parallel,
       maxTokens: options.maxTokens,
-      render: (q) => fewShotPrompt(engine, shots, q.question),
+      render: (q) => render(shots, q.question),
       onProgress: (done, total) => options.onProgress?.(shots, done, total),
     });
     scores.push({

@@ -132,18 +132,22 @@ test("ruffian eval --few-shot prints the success table and writes the plot, on e
       },
       syntheticSpmVocabulary(cfg.nVocab),
     );
+    // ruffian-nano (its own Q:/A: format) is trained on 256 positions: even one example does not
+    // fit, so it runs 0-shot only and a 2-example sweep is refused (see below).
+    const nano = join(packageRoot, "models", "ruffian-nano.gguf");
     const models = [
       join(packageRoot, "models", "stories260K.gguf"), // plain
-      join(packageRoot, "models", "ruffian-nano.gguf"), // its own Q:/A: format
+      nano,
       chatModel, // a chat template
     ];
     for (const [i, model] of models.entries()) {
+      const counts = model === nano ? "0" : "0,2";
       const plot = join(dir, `plot${i}.svg`);
       const json = join(dir, `scores${i}.json`);
       const r = ruffian(
         "eval",
         "--few-shot",
-        "0,2",
+        counts,
         "--model",
         model,
         "--questions",
@@ -160,14 +164,18 @@ test("ruffian eval --few-shot prints the success table and writes the plot, on e
         json,
       );
       assert.equal(r.code, 0, r.stderr);
-      const rows = r.stdout.trim().split("\n");
+      // The table, then (random-weight models only) a blank line and the machinery note.
+      const [table, note] = r.stdout.split("\n\n");
+      const rows = table!.trim().split("\n");
       assert.equal(
         rows[0],
         "| examples | n | region written | compiled and ran | final answer right |",
       );
-      assert.equal(rows.length, 4);
+      assert.equal(rows.length, model === nano ? 3 : 4);
       assert.match(rows[2]!, /^\| 0 \| 2 \| \d+\.\d% \| \d+\.\d% \| \d+\.\d% \|$/);
-      assert.match(r.stderr, /2 examples: 2\/2/, "progress is reported");
+      if (model === chatModel) assert.match(note!, /^note: random-chatml has random weights/);
+      else assert.equal(note, undefined);
+      assert.match(r.stderr, new RegExp(`${model === nano ? 0 : 2} examples: 2/2`), "progress");
       // The table is the grader's verdict on each transcript the run kept.
       const scores = JSON.parse(readFileSync(json, "utf8")) as Array<{
         shots: number;
@@ -186,5 +194,28 @@ test("ruffian eval --few-shot prints the success table and writes the plot, on e
       assert.match(svg, /^<svg [^>]*xmlns="http:\/\/www\.w3\.org\/2000\/svg"/);
       assert.equal((svg.match(/<polyline /g) ?? []).length, 3, "one line per outcome");
     }
+    // The prompt must fit the context the model was trained with, its answer budget included.
+    const refused = ruffian(
+      "eval",
+      "--few-shot",
+      "0,2",
+      "--model",
+      nano,
+      "--questions",
+      setPath,
+      "--limit",
+      "2",
+      "-n",
+      "24",
+      "--plot",
+      join(dir, "refused.svg"),
+    );
+    assert.equal(refused.code, 1, refused.stderr);
+    assert.match(
+      refused.stderr,
+      /^ruffian: the few-shot prompt does not fit the model's context: 2 examples take \d+ tokens .*; with 24 answer tokens \(-n\) that needs \d+, but the context of ruffian-nano\.gguf is 256 tokens\./,
+    );
+    assert.doesNotMatch(refused.stderr, /\n\s+at /, "no stack trace");
+    assert.equal(refused.stdout, "");
   });
 });

@@ -4,8 +4,8 @@
 // calls and direct answers side by side with their cost per answer.
 import { closeSync, existsSync, readFileSync, writeFileSync } from "node:fs";
 import { openOutputFile } from "../files.js";
-import { UsageError } from "../errors.js";
-import { join } from "node:path";
+import { ReportedFailure, UsageError } from "../errors.js";
+import { basename, join } from "node:path";
 import cliProgress from "cli-progress";
 import { openEngine } from "../../engine/open.js";
 import { evaluate, type EvalQuestion, type EvalReport } from "../../eval/nano-eval.js";
@@ -16,7 +16,16 @@ import {
   nanoToolsModelPath,
   packageRoot,
 } from "../../paths.js";
-import { fewShotTable, parseShotCounts, runFewShot } from "../../eval/few-shot.js";
+import {
+  fewShotPrompt,
+  fewShotTable,
+  longestPrompts,
+  parseShotCounts,
+  promptFilePrompt,
+  runFewShot,
+  type ShotRender,
+} from "../../eval/few-shot.js";
+import { checkShotCounts, readPromptFile, type PromptFile } from "../../eval/prompt-file.js";
 import { lineChart } from "../../eval/svg-chart.js";
 import { compareModes, comparePlot, compareTable, type CompareMode } from "../../eval/compare.js";
 
@@ -32,6 +41,7 @@ export interface EvalCommandOptions {
   baseline?: string;
   questions?: string;
   fewShot?: string;
+  promptFile?: string;
   plot?: string;
   compare?: boolean;
   toolsModel?: string;
@@ -121,6 +131,17 @@ function progress(label: string, done: number, total: number): void {
   }
 }
 
+/** KV cells a sequence gets when nothing says more is needed. */
+const FEW_SHOT_CELLS = 4096;
+
+/** The note printed under results of a random-weight model (general.name "random-…"). */
+export function machineryNote(name: string): string {
+  return (
+    `note: ${name} has random weights: these rates measure the machinery (prompt file, ` +
+    "tokenizer, decode loop, VM, grading), not a model.\n"
+  );
+}
+
 async function fewShotCommand(
   opts: EvalCommandOptions,
   shots: readonly number[],
@@ -128,25 +149,63 @@ async function fewShotCommand(
   questions: readonly EvalQuestion[],
   parallel: number,
   maxTokens: number,
+  file: PromptFile | undefined,
 ): Promise<number> {
-  const engine = await openEngine(model, {
-    sequences: parallel,
-    contextSize: 4096 * parallel,
-    glassBox: false,
-  });
+  const open = (cells: (train: number) => number) =>
+    openEngine(model, {
+      sequences: parallel,
+      contextSize: (train) => cells(train) * parallel,
+      glassBox: false,
+    });
+  let engine = await open((train) => Math.min(train > 0 ? train : FEW_SHOT_CELLS, FEW_SHOT_CELLS));
   try {
+    const renderOf =
+      (e: typeof engine): ShotRender =>
+      (k, question) =>
+        file ? promptFilePrompt(e, file, k, question) : fewShotPrompt(e, k, question);
+    // Every prompt, with its answer's token budget, must fit the context the model was trained
+    // with: a longer one would run past it (or be cut off) and measure nothing.
+    const train = engine.model.trainContextSize;
+    const context = train > 0 ? train : FEW_SHOT_CELLS;
+    const longest = longestPrompts(engine, questions, shots, renderOf(engine));
+    const tooLong = longest.filter((p) => p.tokens + maxTokens > context);
+    if (tooLong.length > 0) {
+      const worst = tooLong.reduce((a, b) => (b.tokens > a.tokens ? b : a));
+      throw new ReportedFailure(
+        `ruffian: the few-shot prompt${file ? ` of ${file.path}` : ""} does not fit the model's context: ` +
+          tooLong
+            .map(
+              (p) =>
+                `${p.shots} example${p.shots === 1 ? "" : "s"} take${p.shots === 1 ? "s" : ""} ${p.tokens} tokens`,
+            )
+            .join(", ") +
+          ` (longest question: ${JSON.stringify(worst.question)}); with ${maxTokens} answer tokens (-n) ` +
+          `that needs ${worst.tokens + maxTokens}, but the context of ${basename(model)} is ${context} tokens. ` +
+          "Ask for fewer examples, a smaller -n, or a model with a longer context.",
+      );
+    }
+    const need = Math.max(0, ...longest.map((p) => p.tokens)) + maxTokens;
+    if (need * parallel > engine.capabilities.contextSize) {
+      engine.dispose();
+      engine = await open(() => need);
+    }
     const scores = await runFewShot(engine, questions, shots, {
       parallel,
       maxTokens,
       onProgress: (k, done, total) => progress(`${k} examples`, done, total),
+      render: renderOf(engine),
     });
     process.stdout.write(fewShotTable(scores));
+    const name = engine.metadata("general.name") ?? "";
+    if (name.startsWith("random-")) process.stdout.write(`\n${machineryNote(name)}`);
     const pct = (n: number, total: number) => (total ? (100 * n) / total : 0);
     const plot = opts.plot ?? "few-shot.svg";
     writeFileSync(
       plot,
       lineChart({
-        title: `few-shot success: ${model.split("/").pop()}, ${questions.length} questions`,
+        title:
+          `few-shot success: ${basename(model)}, ${questions.length} questions` +
+          (file ? `, prompt ${basename(file.path)}` : ""),
         xLabel: "worked examples in the prompt",
         yLabel: "% of questions",
         yMax: 100,
@@ -232,14 +291,22 @@ export async function evalCommand(opts: EvalCommandOptions): Promise<number> {
   if ([opts.fewShot !== undefined, opts.compare, opts.table].filter(Boolean).length > 1) {
     throw new UsageError("--few-shot, --compare and --table are separate runs: give one");
   }
+  if (opts.promptFile !== undefined && opts.fewShot === undefined) {
+    throw new UsageError("--prompt-file is the prompt of a --few-shot run: give --few-shot too");
+  }
+  const file =
+    opts.promptFile !== undefined ? usage(() => readPromptFile(opts.promptFile!)) : undefined;
   const shots =
-    opts.fewShot !== undefined ? usage(() => parseShotCounts(opts.fewShot!)) : undefined;
+    opts.fewShot !== undefined
+      ? usage(() => parseShotCounts(opts.fewShot!, file ? Infinity : undefined))
+      : undefined;
+  if (file && shots) usage(() => checkShotCounts(file, shots));
   if (opts.json !== undefined) closeSync(openOutputFile("--json", opts.json));
   if (opts.plot !== undefined) closeSync(openOutputFile("--plot", opts.plot));
   let questions = readQuestions(opts.questions ?? opts.set ?? DEFAULT_EVAL_SET);
   if (opts.limit !== undefined) questions = questions.slice(0, opts.limit);
   const model = opts.model ?? nanoModelPath;
-  if (shots) return fewShotCommand(opts, shots, model, questions, parallel, maxTokens);
+  if (shots) return fewShotCommand(opts, shots, model, questions, parallel, maxTokens, file);
   if (opts.compare) return compareCommand(opts, questions, maxTokens);
   if (!opts.table) {
     const inject = opts.inject !== false;
