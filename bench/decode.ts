@@ -1,9 +1,11 @@
 // Speed of the in-band decode loop against the engine's bare decode + argmax and node-llama-cpp's
 // plain generation of the same model and threads, measured in one run at 512, 32,000 and 151,936
-// tokens (random-weight models written by the project's GGUF writer), plus the latency of one
-// region from its closing token to the next sampled token.
-// `npm run build && node dist/bench/decode.js [tokens] [rounds] [vocabulary sizes…]` (the sizes
-// pick models: `node dist/bench/decode.js 100 15 151936` runs only the 152K row, with more rounds)
+// tokens (random-weight models written by the project's GGUF writer), and on a random-weight
+// qwen2 model with Qwen2's real 151,936-token vocabulary (src/models/real-vocab-model.ts), plus
+// the latency of one region from its closing token to the next sampled token.
+// `npm run build && node dist/bench/decode.js [tokens] [rounds] [models…]` (vocabulary sizes or
+// "qwen2" pick models: `node dist/bench/decode.js 100 15 151936` runs both 152K rows, `… qwen2`
+// only the real-vocabulary one)
 import type { Token } from "node-llama-cpp";
 import { loadNodeLlamaModel } from "../src/engine/node-llama-cpp.js";
 import { openEngine } from "../src/engine/open.js";
@@ -11,6 +13,7 @@ import type { Engine } from "../src/engine/types.js";
 import { DecodeLoop } from "../src/decode/loop.js";
 import { storiesModelPath } from "../src/paths.js";
 import { ensureRandomModel } from "../src/nano/random-model.js";
+import { ensureRealVocabModel } from "../src/models/real-vocab-model.js";
 import { defaultThreadCount } from "../src/engine/threads.js";
 import { VocabBuffers } from "../src/decode/vocab-kernels.js";
 import { loadavg } from "node:os";
@@ -18,8 +21,8 @@ import { startClock, type Cost } from "./clock.js";
 
 const tokens = Number(process.argv[2] ?? 200);
 const rounds = Number(process.argv[3] ?? 5);
-/** Vocabulary sizes to run (all three when none is given). */
-const only = process.argv.slice(4).map(Number);
+/** Vocabulary sizes or names of the models to run (all of them when none is given). */
+const only = process.argv.slice(4);
 const prompt = "Once upon a time";
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
@@ -150,12 +153,18 @@ async function main(): Promise<void> {
     { name: "stories260K (512 vocab)", vocab: 512, path: () => storiesModelPath },
     { name: "random-llama (32,000 vocab)", vocab: 32000, path: () => randomModel(32000) },
     { name: "random-llama (151,936 vocab)", vocab: 151936, path: () => randomModel(151936) },
+    {
+      name: "qwen2 real vocab (151,936)",
+      vocab: 151936,
+      key: "qwen2",
+      path: () => ensureRealVocabModel({ vocabulary: "qwen2" }),
+    },
   ];
-  const chosen = all.filter((m) => only.length === 0 || only.includes(m.vocab));
+  const chosen = all.filter(
+    (m) => only.length === 0 || only.includes(String(m.vocab)) || (m.key && only.includes(m.key)),
+  );
   if (chosen.length === 0) {
-    console.error(
-      `decode bench: no model has a vocabulary of ${only.join(", ")} (512, 32000, 151936)`,
-    );
+    console.error(`decode bench: no model is ${only.join(", ")} (512, 32000, 151936, qwen2)`);
     process.exit(2);
   }
   const models = [];

@@ -2,7 +2,7 @@
 // logit far above the rest, one per sampling step, and the real decode loop does everything else
 // (scanning, VM, injection, cutting a token that runs past a region).
 import assert from "node:assert/strict";
-import { DecodeLoop } from "../../src/decode/loop.js";
+import { DecodeLoop, type GenerationRequest } from "../../src/decode/loop.js";
 import type { DecodeEvent } from "../../src/decode/events.js";
 import type { Engine } from "../../src/engine/types.js";
 
@@ -39,11 +39,16 @@ export async function forcedRun(
   return forcedTokens(engine, ids);
 }
 
-/** Runs the loop with the model forced to write the token ids, then one token of its own. */
-export async function forcedTokens(engine: Engine, ids: readonly number[]): Promise<DecodeEvent[]> {
+/** Runs the loop with the model forced to write the token ids, then one token of its own;
+ * `request` may set the prompt, stop strings and the rest of the request. */
+export async function forcedTokens(
+  engine: Engine,
+  ids: readonly number[],
+  request: Partial<GenerationRequest> = {},
+): Promise<DecodeEvent[]> {
   const events: DecodeEvent[] = [];
   for await (const ev of new DecodeLoop(engine).run([
-    { prompt: "Hello", maxTokens: ids.length + 1, hook: forcingHook(ids) },
+    { prompt: "Hello", maxTokens: ids.length + 1, hook: forcingHook(ids), ...request },
   ]))
     events.push(ev);
   return events;
