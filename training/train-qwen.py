@@ -12,11 +12,16 @@ import json
 import math
 import os
 import random
+import sys
 import time
 
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
+
+# ruffian-nano's training script: its RMSNorm, rope tables, batching and weight loading serve here too.
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import train as nano  # noqa: E402
 
 
 def parse_args():
@@ -47,21 +52,6 @@ RMS_EPS = 1e-6
 ROPE_BASE = 10000.0
 
 
-class RMSNorm(nn.Module):
-    def __init__(self, dim):
-        super().__init__()
-        self.weight = nn.Parameter(torch.ones(dim))
-
-    def forward(self, x):
-        return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + RMS_EPS) * self.weight
-
-
-def rope_tables(head_dim, ctx):
-    inv = 1.0 / (ROPE_BASE ** (torch.arange(0, head_dim, 2).float() / head_dim))
-    ang = torch.outer(torch.arange(ctx).float(), inv)
-    return torch.cos(ang), torch.sin(ang)
-
-
 def apply_rope_neox(x, cos, sin):
     # llama.cpp's NEOX rope (qwen2) rotates the pairs (x[i], x[i + d/2]).
     half = x.shape[-1] // 2
@@ -76,12 +66,12 @@ class Block(nn.Module):
         self.heads, self.kv_heads = a.heads, a.kv_heads
         self.hd = a.dim // a.heads
         kv = self.kv_heads * self.hd
-        self.attn_norm = RMSNorm(a.dim)
+        self.attn_norm = nano.RMSNorm(a.dim, RMS_EPS)
         self.q = nn.Linear(a.dim, a.dim, bias=True)
         self.k = nn.Linear(a.dim, kv, bias=True)
         self.v = nn.Linear(a.dim, kv, bias=True)
         self.o = nn.Linear(a.dim, a.dim, bias=False)
-        self.ffn_norm = RMSNorm(a.dim)
+        self.ffn_norm = nano.RMSNorm(a.dim, RMS_EPS)
         self.gate = nn.Linear(a.dim, a.ff, bias=False)
         self.up = nn.Linear(a.dim, a.ff, bias=False)
         self.down = nn.Linear(a.ff, a.dim, bias=False)
@@ -109,8 +99,8 @@ class Qwen2(nn.Module):
         super().__init__()
         self.embed = nn.Embedding(vocab, a.dim)
         self.blocks = nn.ModuleList(Block(a) for _ in range(a.layers))
-        self.norm = RMSNorm(a.dim)
-        cos, sin = rope_tables(a.dim // a.heads, a.ctx)
+        self.norm = nano.RMSNorm(a.dim, RMS_EPS)
+        cos, sin = nano.rope_tables(a.dim // a.heads, a.ctx, ROPE_BASE)
         self.register_buffer("cos", cos, persistent=False)
         self.register_buffer("sin", sin, persistent=False)
         mask = torch.full((a.ctx, a.ctx), float("-inf")).triu(1)
@@ -165,29 +155,6 @@ def load_examples(path, index, ctx):
     return seqs
 
 
-def batches(seqs, batch, rng):
-    # Length-bucketed batches, as in train.py: pools of 64 batches sorted by length, then shuffled.
-    order = list(range(len(seqs)))
-    pool = batch * 64
-    while True:
-        rng.shuffle(order)
-        cut = []
-        for p in range(0, len(order), pool):
-            group = sorted(order[p : p + pool], key=lambda j: len(seqs[j][0]))
-            cut.extend(group[i : i + batch] for i in range(0, len(group) - batch + 1, batch))
-        rng.shuffle(cut)
-        for idxs in cut:
-            chunk = [seqs[j] for j in idxs]
-            T = max(len(s[0]) for s in chunk)
-            x = torch.zeros(batch, T, dtype=torch.long)
-            y = torch.full((batch, T), -100, dtype=torch.long)
-            for r, (ids, mask) in enumerate(chunk):
-                n = len(ids)
-                x[r, :n] = torch.tensor(ids)
-                y[r, : n - 1] = torch.tensor([ids[t + 1] if mask[t + 1] else -100 for t in range(n - 1)])
-            yield x, y
-
-
 def save_weights(model, a, out, tokens, training):
     os.makedirs(out, exist_ok=True)
     manifest = {
@@ -210,22 +177,6 @@ def save_weights(model, a, out, tokens, training):
         json.dump(manifest, f)
 
 
-def load_weights(model, out):
-    import numpy as np
-
-    with open(os.path.join(out, "manifest.json")) as f:
-        manifest = json.load(f)
-    with open(os.path.join(out, "weights.bin"), "rb") as f:
-        blob = f.read()
-    params = dict(model.gguf_weights())
-    with torch.no_grad():
-        for t in manifest["tensors"]:
-            n = math.prod(t["shape"])
-            data = np.frombuffer(blob, dtype="<f4", count=n, offset=t["offset"]).reshape(t["shape"])
-            params[t["name"]].copy_(torch.from_numpy(data.copy()))
-    return manifest
-
-
 def main():
     a = parse_args()
     torch.manual_seed(a.seed)
@@ -237,8 +188,10 @@ def main():
     seqs = load_examples(a.data, index, a.ctx)
     model = Qwen2(a, len(tokens))
     if a.init:
-        manifest = load_weights(model, a.init)
-        if manifest["tokens"] != tokens:
+        nano.load_weights(model, a.init)
+        with open(os.path.join(a.init, "manifest.json")) as f:
+            trained_over = json.load(f)["tokens"]
+        if trained_over != tokens:
             raise SystemExit("--init weights were trained over another token set")
     model.to(a.device)
     n_params = sum(p.numel() for p in model.parameters())
@@ -247,7 +200,7 @@ def main():
     opt = torch.optim.AdamW(model.parameters(), lr=a.lr, betas=(0.9, 0.95), weight_decay=0.01)
     start = time.time()
     log = []
-    it = batches(seqs, a.batch, rng)
+    it = nano.batches(seqs, a.batch, rng)
     step = 0
     for step in range(1, a.steps + 1):
         progress = step / a.steps

@@ -2,20 +2,12 @@
 // llama.cpp's loaders expect them: qwen2 adds q/k/v biases (and an optional output bias), phi3 fuses
 // q/k/v into attn_qkv and gate/up into one ffn_up of twice the width.
 import type { GgufValue } from "../nano/gguf-writer.js";
+import type { LlamaConfig, NamedWeight } from "../nano/llama-gguf.js";
 
 export type Architecture = "llama" | "qwen2" | "phi3";
 
-export interface TransformerConfig {
-  nVocab: number;
-  nEmbd: number;
-  nLayer: number;
-  nHead: number;
-  nHeadKv: number;
-  nFf: number;
-  nCtx: number;
-  rmsEps: number;
-  ropeBase: number;
-}
+/** The hyper-parameters every architecture here shares: those of ruffian-nano's llama config. */
+export type TransformerConfig = LlamaConfig;
 
 /** One tensor: its GGUF name and PyTorch shape ([out, in] for a weight matrix). */
 export interface TensorShape {
@@ -91,4 +83,20 @@ export function architectureMetadata(
       ? { [k("rope.scaling.original_context_length")]: { type: "u32", value: cfg.nCtx } }
       : {}),
   } as Record<string, GgufValue>;
+}
+
+/** Deterministic weights in [-0.1, 0.1), norms 1, biases small: a function of the seed alone. */
+export function randomWeights(shapes: readonly TensorShape[], seed: number): NamedWeight[] {
+  let s = seed >>> 0;
+  const rand = () => {
+    s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
+    return (s / 4294967296 - 0.5) * 0.2;
+  };
+  return shapes.map(({ name, shape }) => {
+    const data = new Float32Array(shape.reduce((a, b) => a * b, 1));
+    const isNorm = name.includes("norm");
+    const isBias = name.endsWith(".bias");
+    for (let i = 0; i < data.length; i++) data[i] = isNorm ? 1 : isBias ? rand() * 0.1 : rand();
+    return { name, shape, data };
+  });
 }

@@ -5,11 +5,12 @@
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { writeGguf, type GgufTensor, type GgufValue } from "../nano/gguf-writer.js";
+import { shapeConfig, type ModelShapeOptions } from "../nano/random-model.js";
 import {
   architectureMetadata,
+  randomWeights,
   tensorShapes,
   type Architecture,
-  type TensorShape,
   type TransformerConfig,
 } from "./architectures.js";
 import {
@@ -37,45 +38,16 @@ export const VOCABULARY_MODELS: Record<
   "gpt-2": { architecture: "llama", description: "GPT-2 (50,257-token BPE)" },
 };
 
-export interface RealVocabModelOptions {
+export interface RealVocabModelOptions extends ModelShapeOptions {
   vocabulary: RealVocabulary;
-  /** Embedding width (default 32). */
-  embedding?: number;
-  /** Transformer blocks (default 2). */
-  layers?: number;
-  /** Attention heads (default 4). */
-  heads?: number;
-  /** Key/value heads (default 2: grouped-query attention). */
-  kvHeads?: number;
-  /** Feed-forward width (default 64). */
-  feedForward?: number;
   /** Training context the GGUF declares (default 32,768). */
   context?: number;
-  /** Seed of the weights (default 1). */
-  seed?: number;
   /** A Jinja chat template file to store as tokenizer.chat_template instead of the default. */
   chatTemplateFile?: string;
-  cacheDir?: string;
 }
 
 /** Bumped whenever the file this module writes changes for the same options. */
 const FORMAT_VERSION = 1;
-
-/** Deterministic weights in [-0.1, 0.1), norms 1, biases small: a function of the seed alone. */
-export function randomWeights(shapes: readonly TensorShape[], seed: number): GgufTensor[] {
-  let s = seed >>> 0;
-  const rand = () => {
-    s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
-    return (s / 4294967296 - 0.5) * 0.2;
-  };
-  return shapes.map(({ name, shape }) => {
-    const data = new Float32Array(shape.reduce((a, b) => a * b, 1));
-    const isNorm = name.includes("norm");
-    const isBias = name.endsWith(".bias");
-    for (let i = 0; i < data.length; i++) data[i] = isNorm ? 1 : isBias ? rand() * 0.1 : rand();
-    return { name, dims: [...shape].reverse(), data };
-  });
-}
 
 /** Writes a model of `arch` with the tokenizer of `vocabPath` and the given tensors. */
 export function writeModelWithTokenizer(
@@ -83,10 +55,10 @@ export function writeModelWithTokenizer(
   arch: Architecture,
   cfg: TransformerConfig,
   tensors: readonly GgufTensor[],
-  vocabPath: string,
+  tokenizer: ReturnType<typeof tokenizerMetadata>,
   extra: Record<string, GgufValue> = {},
 ): void {
-  const { metadata: tokenizer, nVocab } = tokenizerMetadata(vocabPath);
+  const { metadata, nVocab } = tokenizer;
   if (nVocab !== cfg.nVocab)
     throw new Error(`config vocabulary ${cfg.nVocab} differs from the tokenizer's ${nVocab}`);
   writeGguf(
@@ -94,7 +66,7 @@ export function writeModelWithTokenizer(
     {
       ...architectureMetadata(arch, cfg),
       "general.license": { type: "string", value: "MIT" },
-      ...tokenizer,
+      ...metadata,
       ...extra,
     },
     tensors,
@@ -109,42 +81,34 @@ export async function ensureRealVocabModel(options: RealVocabModelOptions): Prom
   const spec = VOCABULARY_MODELS[options.vocabulary];
   if (!spec) throw new Error(`unknown vocabulary ${JSON.stringify(options.vocabulary)}`);
   const dir = options.cacheDir ?? defaultModelCache;
-  const vocabPath = vocabularyFile(options.vocabulary, dir);
-  const { nVocab } = tokenizerMetadata(vocabPath);
-  const cfg: TransformerConfig = {
-    nVocab,
-    nEmbd: options.embedding ?? 32,
-    nLayer: options.layers ?? 2,
-    nHead: options.heads ?? 4,
-    nHeadKv: options.kvHeads ?? 2,
-    nFf: options.feedForward ?? 64,
-    nCtx: options.context ?? 32768,
-    rmsEps: 1e-6,
-    ropeBase: 10000,
-  };
-  if (cfg.nEmbd % cfg.nHead !== 0 || cfg.nHead % cfg.nHeadKv !== 0)
-    throw new Error(
-      `heads (${cfg.nHead}) must divide the embedding (${cfg.nEmbd}) and be a multiple of kvHeads (${cfg.nHeadKv})`,
-    );
+  // The vocabulary's size is known only from its file, read on a cache miss alone (parsing
+  // 151,936 tokens and their merges is most of a cache hit's cost otherwise).
+  const shape = shapeConfig(options, 0, { context: 32768, rmsEps: 1e-6 });
   const seed = options.seed ?? 1;
   const templatePath =
     options.chatTemplateFile ?? (spec.template ? llamaTemplateFile(spec.template, dir) : undefined);
   const template = templatePath ? readFileSync(templatePath, "utf8") : undefined;
   const templateTag = template ? `-t${hash(template)}` : "";
   const name =
-    `real-${options.vocabulary}-v${FORMAT_VERSION}-${spec.architecture}-e${cfg.nEmbd}-l${cfg.nLayer}` +
-    `-h${cfg.nHead}-kv${cfg.nHeadKv}-ff${cfg.nFf}-ctx${cfg.nCtx}-seed${seed}${templateTag}.gguf`;
+    `real-${options.vocabulary}-v${FORMAT_VERSION}-${spec.architecture}-e${shape.nEmbd}-l${shape.nLayer}` +
+    `-h${shape.nHead}-kv${shape.nHeadKv}-ff${shape.nFf}-ctx${shape.nCtx}-seed${seed}${templateTag}.gguf`;
   const path = join(dir, name);
   if (existsSync(path)) return path;
   mkdirSync(dir, { recursive: true });
+  const tokenizer = tokenizerMetadata(vocabularyFile(options.vocabulary, dir));
+  const cfg: TransformerConfig = { ...shape, nVocab: tokenizer.nVocab };
   const partial = `${path}.${process.pid}.partial`;
   try {
     writeModelWithTokenizer(
       partial,
       spec.architecture,
       cfg,
-      randomWeights(tensorShapes(spec.architecture, cfg), seed),
-      vocabPath,
+      randomWeights(tensorShapes(spec.architecture, cfg), seed).map((w) => ({
+        name: w.name,
+        dims: [...w.shape].reverse(),
+        data: w.data,
+      })),
+      tokenizer,
       {
         "general.name": { type: "string", value: `random-${options.vocabulary}` },
         ...(template ? { "tokenizer.chat_template": { type: "string", value: template } } : {}),

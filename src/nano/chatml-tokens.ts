@@ -14,6 +14,7 @@ import { continuationTokens } from "../decode/continuation.js";
 import { openEngine } from "../engine/open.js";
 import type { Engine } from "../engine/types.js";
 import { ensureRealVocabModel } from "../models/real-vocab-model.js";
+import { Rng } from "./tasks.js";
 
 /** Qwen2's default system turn, which its Jinja template writes when the conversation has none. */
 export const QWEN_DEFAULT_SYSTEM = "You are a helpful assistant";
@@ -80,24 +81,12 @@ export function chatmlSequence(
   return { ids, mask };
 }
 
-/** A small seeded generator (mulberry32). */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 /** The system turn of the n-th dialogue: mostly Qwen's default, some none, some other prompts. */
-export function systemFor(rand: () => number): string | undefined {
-  const r = rand();
+export function systemFor(rng: Rng): string | undefined {
+  const r = rng.next();
   if (r < 0.6) return QWEN_DEFAULT_SYSTEM;
   if (r < 0.8) return undefined;
-  return OTHER_SYSTEMS[Math.floor(rand() * OTHER_SYSTEMS.length)]!;
+  return rng.pick(OTHER_SYSTEMS);
 }
 
 async function main(): Promise<void> {
@@ -115,7 +104,7 @@ async function main(): Promise<void> {
   });
   const endOfTurn = engine.tokenize("<|im_end|>", { addSpecial: false, parseSpecial: true });
   if (endOfTurn.length !== 1) throw new Error("<|im_end|> is not one token");
-  const rand = random(Number(values.seed));
+  const rng = new Rng(Number(values.seed));
   const lines: string[] = [];
   const seen = new Set<number>();
   const input = createInterface({ input: createReadStream(values.in) });
@@ -124,7 +113,7 @@ async function main(): Promise<void> {
     const seq = chatmlSequence(
       engine,
       JSON.parse(line) as DialogueLine,
-      systemFor(rand),
+      systemFor(rng),
       endOfTurn[0]!,
     );
     for (const t of seq.ids) seen.add(t);

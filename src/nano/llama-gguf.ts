@@ -2,6 +2,7 @@
 // file that llama.cpp runs natively, with ruffian-nano's character vocabulary and chat template.
 import { writeGguf, type GgufTensor, type GgufValue } from "./gguf-writer.js";
 import { NANO_VOCAB, BOS_ID, EOS_ID, UNK_ID, type VocabEntry } from "./vocab.js";
+import { randomWeights, tensorShapes } from "../models/architectures.js";
 
 export interface LlamaConfig {
   nVocab: number;
@@ -51,23 +52,7 @@ export const NANO_SPM_VOCABULARY: SpmVocabulary = {
 };
 
 export function expectedTensorNames(cfg: LlamaConfig): string[] {
-  const names = ["token_embd.weight", "output_norm.weight", "output.weight"];
-  for (let i = 0; i < cfg.nLayer; i++) {
-    for (const t of [
-      "attn_norm",
-      "attn_q",
-      "attn_k",
-      "attn_v",
-      "attn_output",
-      "ffn_norm",
-      "ffn_gate",
-      "ffn_up",
-      "ffn_down",
-    ]) {
-      names.push(`blk.${i}.${t}.weight`);
-    }
-  }
-  return names;
+  return tensorShapes("llama", cfg).map((t) => t.name);
 }
 
 export function writeLlamaGguf(
@@ -121,38 +106,5 @@ export function writeLlamaGguf(
 
 /** Random weights of the right shapes (for tests of the export path, not for generation quality). */
 export function randomLlamaWeights(cfg: LlamaConfig, seed = 1): NamedWeight[] {
-  let s = seed >>> 0;
-  const rand = () => {
-    s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
-    return (s / 4294967296 - 0.5) * 0.2;
-  };
-  const hd = cfg.nEmbd / cfg.nHead;
-  const shapeOf = (name: string): number[] => {
-    const t = name.replace(/^blk\.\d+\./, "").replace(/\.weight$/, "");
-    switch (t) {
-      case "token_embd":
-      case "output":
-        return [cfg.nVocab, cfg.nEmbd];
-      case "attn_q":
-      case "attn_output":
-        return [cfg.nEmbd, cfg.nEmbd];
-      case "attn_k":
-      case "attn_v":
-        return [cfg.nHeadKv * hd, cfg.nEmbd];
-      case "ffn_gate":
-      case "ffn_up":
-        return [cfg.nFf, cfg.nEmbd];
-      case "ffn_down":
-        return [cfg.nEmbd, cfg.nFf];
-      default:
-        return [cfg.nEmbd];
-    }
-  };
-  return expectedTensorNames(cfg).map((name) => {
-    const shape = shapeOf(name);
-    const data = new Float32Array(shape.reduce((a, b) => a * b, 1));
-    const isNorm = shape.length === 1;
-    for (let i = 0; i < data.length; i++) data[i] = isNorm ? 1 : rand();
-    return { name, shape, data };
-  });
+  return randomWeights(tensorShapes("llama", cfg), seed);
 }

@@ -7,9 +7,8 @@ import { packageRoot } from "../paths.js";
 import { randomLlamaWeights, writeLlamaGguf, type LlamaConfig } from "./llama-gguf.js";
 import { syntheticSpmVocabulary } from "./random-vocab.js";
 
-export interface RandomModelOptions {
-  /** Tokens in the vocabulary (default 32,000, Llama 2's size). */
-  vocab?: number;
+/** The shape and seed of a random-weight model (shared with src/models/real-vocab-model.ts). */
+export interface ModelShapeOptions {
   /** Embedding width (default 32). */
   embedding?: number;
   /** Transformer blocks (default 2). */
@@ -20,7 +19,7 @@ export interface RandomModelOptions {
   kvHeads?: number;
   /** Feed-forward width (default 64). */
   feedForward?: number;
-  /** Training context the GGUF declares (default 2048). */
+  /** Training context the GGUF declares. */
   context?: number;
   /** Seed of the weights: the same options give the same bytes (default 1). */
   seed?: number;
@@ -28,21 +27,34 @@ export interface RandomModelOptions {
   cacheDir?: string;
 }
 
+export interface RandomModelOptions extends ModelShapeOptions {
+  /** Tokens in the vocabulary (default 32,000, Llama 2's size). */
+  vocab?: number;
+  /** Training context the GGUF declares (default 2048). */
+  context?: number;
+}
+
 /** Bumped whenever the file this module writes changes for the same options. */
 const FORMAT_VERSION = 1;
 
 export const defaultRandomModelCache = join(packageRoot, "node_modules", ".cache", "ruffian");
 
-function configOf(options: RandomModelOptions): LlamaConfig {
+/** The config of a model of this shape over `nVocab` tokens, its context defaulting to
+ * `defaults.context`; refuses head counts that do not divide. */
+export function shapeConfig(
+  options: ModelShapeOptions,
+  nVocab: number,
+  defaults: { context: number; rmsEps: number },
+): LlamaConfig {
   const cfg: LlamaConfig = {
-    nVocab: options.vocab ?? 32000,
+    nVocab,
     nEmbd: options.embedding ?? 32,
     nLayer: options.layers ?? 2,
     nHead: options.heads ?? 4,
     nHeadKv: options.kvHeads ?? 2,
     nFf: options.feedForward ?? 64,
-    nCtx: options.context ?? 2048,
-    rmsEps: 1e-5,
+    nCtx: options.context ?? defaults.context,
+    rmsEps: defaults.rmsEps,
     ropeBase: 10000,
   };
   if (cfg.nEmbd % cfg.nHead !== 0 || cfg.nHead % cfg.nHeadKv !== 0) {
@@ -58,7 +70,7 @@ function configOf(options: RandomModelOptions): LlamaConfig {
  * lacks it. Safe when several processes ask at once: each writes a private file and renames it.
  */
 export async function ensureRandomModel(options: RandomModelOptions = {}): Promise<string> {
-  const cfg = configOf(options);
+  const cfg = shapeConfig(options, options.vocab ?? 32000, { context: 2048, rmsEps: 1e-5 });
   const seed = options.seed ?? 1;
   const dir = options.cacheDir ?? defaultRandomModelCache;
   const name =
