@@ -6,7 +6,13 @@ import type { LlamaEngine } from "../engine/open.js";
 import type { DeviceChoice } from "../engine/llama/library.js";
 import { DecodeLoop } from "../decode/loop.js";
 import type { DecodeEvent } from "../decode/events.js";
-import { promptStyle, renderPrompt, stopStrings, type PromptStyle } from "../decode/prompt.js";
+import {
+  promptStyle,
+  renderPrompt,
+  stopStrings,
+  turnStopTokens,
+  type PromptStyle,
+} from "../decode/prompt.js";
 import type { SamplerOptions } from "../decode/sampler.js";
 import { createLiveVm, type LiveVm } from "../decode/sequence.js";
 import { HookError } from "./hook-error.js";
@@ -23,6 +29,12 @@ export interface LoadModelOptions {
   download?: boolean;
   /** Where `hf:` models are cached (default node-llama-cpp's models folder). */
   modelsDir?: string;
+  /**
+   * A Jinja chat template (its text) used instead of the model's own tokenizer.chat_template;
+   * a template that does not parse throws an EngineError "chat-template". A name from
+   * llama.cpp's built-in list ("chatml", "llama3" …) also works.
+   */
+  chatTemplate?: string;
 }
 
 export interface GenerateOptions {
@@ -114,6 +126,9 @@ export class Model {
         maxTokens: options.maxTokens ?? 256,
         sampling: options.sampling ?? { temperature: 0 },
         stop: [...stopStrings(style), ...(options.stop ?? [])],
+        // A plain prompt is the model's text as it stands: only llama.cpp's own
+        // end-of-generation tokens end it.
+        stopTokens: style === "plain" ? undefined : turnStopTokens(this.engine),
         hook: options.hook,
         inject: options.inject ?? true,
         live: options.vm?.live,
@@ -152,6 +167,7 @@ export async function loadModel(model: string, options: LoadModelOptions = {}): 
     contextSize: options.contextSize,
     download: options.download ?? false,
     directory: options.modelsDir,
+    chatTemplate: options.chatTemplate,
   });
   return new Model(engine);
 }

@@ -44,6 +44,11 @@ const temperature = () =>
   new Option("--temp <t>", "sampling temperature (0 = greedy)")
     .argParser(numberBetween(0))
     .default(0);
+const chatTemplate = () =>
+  new Option(
+    "--chat-template <file>",
+    "Jinja chat template used instead of the model's own (GGUF tokenizer.chat_template)",
+  );
 const seed = () => new Option("--seed <n>", "sampling seed").argParser(integerAtLeast(0));
 
 export function buildProgram(): Command {
@@ -95,6 +100,7 @@ export function buildProgram(): Command {
     .addOption(new Option("--top-p <p>", "nucleus sampling mass").argParser(numberBetween(0, 1)))
     .addOption(seed())
     .option("--raw", "send the prompt as plain text, without the model's chat template")
+    .addOption(chatTemplate())
     .option("--no-inject", "detect regions but do not run them or inject results")
     .option("--events <file>", "write the event stream as JSON lines")
     .option("--stats", "print generation statistics to stderr")
@@ -109,6 +115,7 @@ export function buildProgram(): Command {
     modelOptions("the shipped ruffian-nano"),
   )
     .option("--system <file>", "system prompt file (replaces the built-in one)")
+    .addOption(chatTemplate())
     .addOption(
       new Option(
         "--few-shot <n>",
@@ -196,6 +203,7 @@ export function buildProgram(): Command {
         .choices(DECODE_THREADS)
         .default("worker"),
     )
+    .addOption(chatTemplate())
     .option("--glass-box", "record activations so kv_read, emb_read, attn_score work (slower)")
     .option(
       CONTROL_VECTOR_FLAG,

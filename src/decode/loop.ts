@@ -47,6 +47,9 @@ export interface GenerationRequest {
   sampling?: SamplerOptions;
   /** Generation stops when the text contains one of these (the stop text is cut off). */
   stop?: readonly string[];
+  /** Tokens that end the generation as end-of-generation tokens do (reason "eos", the token
+   * not shown): a chat template's end of turn that llama.cpp does not mark (turnStopTokens). */
+  stopTokens?: readonly number[];
   /** A C program whose main() runs once before generation (may call hook_set, vm_checkpoint …). */
   hook?: string;
   syntaxes?: readonly RegionSyntax[];
@@ -337,6 +340,7 @@ export class DecodeLoop {
         maxTokens: r.maxTokens ?? 256,
         sampling: r.sampling ?? { temperature: 0 },
         stop: r.stop ?? [],
+        stopTokens: r.stopTokens?.length ? new Set(r.stopTokens) : undefined,
         syntaxes: r.syntaxes,
         inject: r.inject ?? true,
         live: r.live,
@@ -633,7 +637,7 @@ export class DecodeLoop {
       this.count(work);
     }
     const step = s.step - (work.counted ? 1 : 0);
-    if (engine.isEndOfGeneration(token)) {
+    if (engine.isEndOfGeneration(token) || s.options.stopTokens?.has(token)) {
       this.settle(work);
       s.finish("eos");
       return null;

@@ -2,6 +2,7 @@
 // model's own chat template, or plain text for base models without one.
 import type { ChatMessage, Engine } from "../engine/types.js";
 import { renderNanoPrompt } from "../nano/format.js";
+import { isTemplateName, parseChatTemplate, textAfterReply } from "../engine/chat-template.js";
 
 export type PromptStyle = "nano" | "chat-template" | "plain";
 
@@ -43,4 +44,42 @@ export function renderPrompt(engine: Engine, messages: ChatMessage[]): string {
 /** Where generation should stop for a prompt style, besides end-of-generation tokens. */
 export function stopStrings(style: PromptStyle): string[] {
   return style === "nano" ? ["\nQ:"] : [];
+}
+
+/** Each engine's derived end-of-turn tokens (see turnStopTokens). */
+const turnStops = new WeakMap<Engine, readonly number[]>();
+
+/**
+ * Tokens that end the assistant's turn in this model's chat template but that llama.cpp does not
+ * already treat as end-of-generation: the special token the template writes right after a reply
+ * (its "<|im_end|>", "<|eot_id|>", "<|end|>" …). llama.cpp marks those three and the vocabulary's
+ * EOS/EOT as end-of-generation itself, so for most models this is empty; a template that closes
+ * turns with another control token gets it here. The loop stops at them without showing them.
+ */
+export function turnStopTokens(engine: Engine): readonly number[] {
+  let stops = turnStops.get(engine);
+  if (stops === undefined) {
+    stops = deriveTurnStops(engine);
+    turnStops.set(engine, stops);
+  }
+  return stops;
+}
+
+function deriveTurnStops(engine: Engine): number[] {
+  const source = engine.model.chatTemplate;
+  if (source === undefined || isTemplateName(source) || promptStyle(engine) !== "chat-template")
+    return [];
+  const template = parseChatTemplate(source);
+  if (template instanceof Error) return [];
+  const text = (t: number | undefined) =>
+    t === undefined ? "" : engine.tokenText(t, { renderSpecial: true });
+  const after = textAfterReply(template, source, {
+    bosToken: text(engine.special.bos),
+    eosToken: text(engine.special.eos),
+    tokenizerAddsBos: engine.special.addBos,
+  });
+  if (!after) return [];
+  const first = engine.tokenize(after, { addSpecial: false, parseSpecial: true })[0];
+  if (first === undefined || !engine.isControl(first) || engine.isEndOfGeneration(first)) return [];
+  return [first];
 }

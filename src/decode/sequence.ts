@@ -34,6 +34,8 @@ export interface SequenceOptions {
   maxTokens: number;
   sampling: SamplerOptions;
   stop: readonly string[];
+  /** Tokens that end the generation like end-of-generation tokens. */
+  stopTokens?: ReadonlySet<number>;
   syntaxes?: readonly RegionSyntax[];
   inject: boolean;
   /** A VM session that outlives this generation (chat); made with `createLiveVm`. */

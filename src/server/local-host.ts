@@ -31,6 +31,8 @@ export interface HostOptions {
   ctx?: number;
   threads?: number;
   glassBox: boolean;
+  /** A Jinja chat template (its text) used instead of the model's tokenizer.chat_template. */
+  chatTemplate?: string;
   /** `--control-vector` values (NAME=PATH[:SCALE] registers, PATH[:SCALE] is context-wide). */
   controlVectors: readonly string[];
   profile: VmProfileName;
@@ -73,6 +75,7 @@ export async function openLocalHost(options: HostOptions, parts: LocalHostParts)
     // As llama-server: without the tap nothing reads attention probabilities.
     flashAttention: !tap,
     threads: options.threads,
+    chatTemplate: options.chatTemplate,
   });
   try {
     applyToContext(global, engine);

@@ -2,7 +2,7 @@
 // model's format), sampling, stop strings, limits; and refuses parameters that would change the
 // result but are not supported, naming them, instead of ignoring them.
 import type { Engine } from "../engine/types.js";
-import { promptStyle, renderPrompt, stopStrings } from "../decode/prompt.js";
+import { promptStyle, renderPrompt, stopStrings, turnStopTokens } from "../decode/prompt.js";
 import { defaultSyntaxes } from "../decode/scanner.js";
 import type { SamplerOptions } from "../decode/sampler.js";
 import type { GenerationRequest } from "../decode/loop.js";
@@ -98,19 +98,23 @@ export function renderChatPrompt(engine: Engine, body: ChatCompletionBody, limit
   if (style === "nano" && messages[messages.length - 1]!.role !== "user")
     throw badRequest("the last message must come from the user for this model", "messages");
   try {
-    return { prompt: renderPrompt(engine, messages), stop: stopStrings(style) };
+    return {
+      prompt: renderPrompt(engine, messages),
+      stop: stopStrings(style),
+      stopTokens: turnStopTokens(engine),
+    };
   } catch (err) {
     throw badRequest(`cannot render the conversation: ${(err as Error).message}`, "messages");
   }
 }
 
 export function planChat(ctx: PlanContext, body: ChatCompletionBody) {
-  const { prompt, stop } = renderChatPrompt(ctx.engine, body, ctx.limits);
+  const { prompt, stop, stopTokens } = renderChatPrompt(ctx.engine, body, ctx.limits);
   const logprobs = body.logprobs ? (body.top_logprobs ?? 0) : -1;
   if (!body.logprobs && (body.top_logprobs ?? 0) > 0)
     throw badRequest("top_logprobs requires logprobs: true", "top_logprobs");
   const maxTokens = body.max_completion_tokens ?? body.max_tokens ?? undefined;
-  return plan(ctx, body, prompt, stop, logprobs, maxTokens ?? undefined);
+  return plan(ctx, body, prompt, stop, logprobs, maxTokens ?? undefined, stopTokens);
 }
 
 export function planCompletion(ctx: PlanContext, body: CompletionBody) {
@@ -126,6 +130,7 @@ function plan(
   formatStops: string[],
   logprobs: number,
   maxTokens: number | undefined,
+  stopTokens: readonly number[] = [],
 ): RequestPlan {
   refuseUnsupported(body as Record<string, unknown>);
   const n = body.n ?? 1;
@@ -171,6 +176,7 @@ function plan(
       maxTokens: maxTokens ?? room,
       sampling,
       stop: [...formatStops, ...stopList(body.stop)],
+      stopTokens,
       hook: ext.hook,
       syntaxes,
       inject: ext.inject ?? true,

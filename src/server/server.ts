@@ -42,6 +42,8 @@ export interface ServeOptions {
   glassBox?: boolean;
   /** Model cache folder for hf: URIs. */
   modelsDir?: string;
+  /** A Jinja chat template (its text) used instead of the model's tokenizer.chat_template. */
+  chatTemplate?: string;
   /** `--control-vector` values: `NAME=PATH[:SCALE]` registers a vector that requests may name
    * (`ruffian.controlVectors`); `PATH[:SCALE]` is added for every request (llama.cpp's own,
    * context-wide). */
@@ -120,6 +122,7 @@ function hostOptionsOf(options: ServeOptions, modelPath: string): HostOptions {
     ctx: options.ctx,
     threads: options.threads,
     glassBox: options.glassBox === true,
+    chatTemplate: options.chatTemplate,
     controlVectors: options.controlVectors ?? [],
     profile: options.profile ?? "small",
     queueLimit: options.queueLimit,

@@ -110,7 +110,11 @@ test("a conversation is rendered with a named template; a model without one says
   );
   assert.throws(
     () => engine.renderChat(messages, { template: "{{ not a known template }}" }),
-    /does not recognise this chat template/,
+    /does not parse as Jinja \(Parser Error: .*\) and llama\.cpp does not recognise it/,
+  );
+  assert.throws(
+    () => engine.renderChat(messages, { template: "no-such-template" }),
+    /no built-in chat template named "no-such-template"/,
   );
 });
 

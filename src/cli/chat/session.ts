@@ -4,7 +4,13 @@ import { HookError } from "../../api/hook-error.js";
 import type { ChatMessage, Engine } from "../../engine/types.js";
 import { DecodeLoop } from "../../decode/loop.js";
 import type { DecodeEvent, DoneEvent, GenerationStats } from "../../decode/events.js";
-import { promptStyle, renderPrompt, stopStrings, type PromptStyle } from "../../decode/prompt.js";
+import {
+  promptStyle,
+  renderPrompt,
+  stopStrings,
+  turnStopTokens,
+  type PromptStyle,
+} from "../../decode/prompt.js";
 import { createLiveVm, type LiveVm } from "../../decode/sequence.js";
 import type { SamplerOptions } from "../../decode/sampler.js";
 import type { VmOutcome } from "../../vm/result.js";
@@ -186,6 +192,7 @@ export class ChatSession {
           maxTokens: this.settings.maxTokens,
           sampling: this.settings.sampling,
           stop: stopStrings(this.style),
+          stopTokens: turnStopTokens(this.engine),
           hook: hook?.source,
           inject: this.settings.inject,
           live: this.live,

@@ -6,6 +6,7 @@ import { nanoModelPath } from "../../paths.js";
 import type { ModelOptionValues } from "../options.js";
 import { HookError } from "../../api/hook-error.js";
 import { ReportedFailure } from "../errors.js";
+import { readChatTemplateFile } from "../files.js";
 import { ChatSession, type ChatSettings } from "../chat/session.js";
 import { PlainView, TtyView, type ChatView } from "../chat/view.js";
 import { pipeLoop, ttyLoop } from "../chat/repl.js";
@@ -16,6 +17,8 @@ import { vectorRequest } from "../../steer/vector-args.js";
 
 export interface ChatOptions extends ModelOptionValues {
   system?: string;
+  /** --chat-template: a Jinja file used instead of the model's tokenizer.chat_template. */
+  chatTemplate?: string;
   fewShot?: number;
   /** false with --no-tty: plain output even on a terminal. */
   tty?: boolean;
@@ -33,6 +36,9 @@ export interface ChatOptions extends ModelOptionValues {
 export async function chatCommand(opts: ChatOptions = {}): Promise<number> {
   let settings: ChatSettings;
   let hookSource: string | undefined;
+  // A usage error (exit 2): thrown to runCli, which prints it without a stack trace.
+  const chatTemplate =
+    opts.chatTemplate !== undefined ? readChatTemplateFile(opts.chatTemplate) : undefined;
   try {
     settings = {
       maxTokens: opts.maxTokens ?? 256,
@@ -55,6 +61,7 @@ export async function chatCommand(opts: ChatOptions = {}): Promise<number> {
       directory: modelCacheDir(opts.modelsDir),
       device: opts.device,
       threads: opts.threads,
+      chatTemplate,
       showProgress: interactive && process.stderr.isTTY === true,
     });
   } catch (err) {

@@ -1,7 +1,7 @@
 // `ruffian run`: one generation with the VM in the loop, streamed to the terminal; the event
 // stream can also be written as JSON lines for other tools. Built on the public API (src/index.ts).
 import { closeSync, writeSync } from "node:fs";
-import { openOutputFile, readOptionFile } from "../files.js";
+import { openOutputFile, readChatTemplateFile, readOptionFile } from "../files.js";
 import { loadModel, type Model } from "../../api/model.js";
 import { HookError } from "../../api/hook-error.js";
 import { defaultModelPath } from "../../paths.js";
@@ -22,12 +22,16 @@ export interface RunOptions extends ModelOptionValues {
   seed?: number;
   events?: string;
   raw?: boolean;
+  /** --chat-template: a Jinja file used instead of the model's tokenizer.chat_template. */
+  chatTemplate?: string;
   inject?: boolean;
   stats?: boolean;
   controlVector?: string[];
 }
 
 export async function runCommand(opts: RunOptions): Promise<number> {
+  const chatTemplate =
+    opts.chatTemplate !== undefined ? readChatTemplateFile(opts.chatTemplate) : undefined;
   const hook = opts.hook !== undefined ? readOptionFile("--hook", opts.hook) : undefined;
   const eventsFd = opts.events !== undefined ? openOutputFile("--events", opts.events) : undefined;
   let model: Model | undefined;
@@ -35,6 +39,7 @@ export async function runCommand(opts: RunOptions): Promise<number> {
     model = await loadModel(opts.model ?? defaultModelPath, {
       device: opts.device,
       threads: opts.threads,
+      chatTemplate,
     });
     const vectors = vectorRequest(opts.controlVector, model.engine);
     const plain = opts.raw === true || model.promptStyle === "plain";

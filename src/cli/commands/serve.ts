@@ -6,6 +6,7 @@ import { nanoModelPath } from "../../paths.js";
 import type { VmProfileName } from "../../vm/limits.js";
 import { modelCacheDir } from "./models.js";
 import type { DecodeThread } from "../../server/server.js";
+import { readChatTemplateFile } from "../files.js";
 
 export interface ServeCommandOptions {
   model?: string;
@@ -21,6 +22,8 @@ export interface ServeCommandOptions {
   streamInterval?: number;
   decodeThread?: DecodeThread;
   glassBox?: boolean;
+  /** --chat-template: a Jinja file used instead of the model's tokenizer.chat_template. */
+  chatTemplate?: string;
   modelsDir?: string;
   controlVector?: string[];
 }
@@ -67,6 +70,8 @@ export async function serveCommand(opts: ServeCommandOptions): Promise<number> {
       glassBox: opts.glassBox === true,
       modelsDir: modelCacheDir(opts.modelsDir),
       controlVectors: opts.controlVector,
+      chatTemplate:
+        opts.chatTemplate !== undefined ? readChatTemplateFile(opts.chatTemplate) : undefined,
     };
   } catch (err) {
     process.stderr.write(`ruffian serve: ${(err as Error).message}\n`);

@@ -5,6 +5,12 @@ import koffi from "koffi";
 import { closeSync, existsSync, openSync, readSync, statSync } from "node:fs";
 import { totalmem } from "node:os";
 import { EngineError } from "../errors.js";
+import {
+  checkChatTemplate,
+  isTemplateName,
+  parseChatTemplate,
+  renderChatTemplate,
+} from "../chat-template.js";
 import { defaultThreadCount } from "../threads.js";
 import type {
   EngineCounters,
@@ -66,6 +72,9 @@ export interface LlamaEngineOptions {
    * as a tensor only without flash attention. The server turns it on (docs/engine.md).
    */
   flashAttention?: boolean;
+  /** A Jinja chat template that replaces the model's own (tokenizer.chat_template) in
+   * model.chatTemplate and renderChat; it must parse (EngineError "chat-template"). */
+  chatTemplate?: string;
 }
 
 const GGUF_MAGIC = "GGUF";
@@ -152,6 +161,8 @@ function refuseImpossibleContext(contextSize: number, shape: ModelShape, path: s
 
 export async function openLlamaEngine(options: LlamaEngineOptions): Promise<LlamaEngine> {
   checkModelFile(options.modelPath);
+  if (options.chatTemplate !== undefined && !isTemplateName(options.chatTemplate))
+    checkChatTemplate(options.chatTemplate, "the chat template");
   const lib = await loadLlamaLibrary(options.device ?? "auto");
   const api = lib.api;
   claimLlamaLog(api);
@@ -362,7 +373,8 @@ export class LlamaEngine implements Engine {
       architecture,
       description: utf8(descBuf, descLen),
       trainContextSize: trainCtx,
-      chatTemplate: api.llama_model_chat_template(modelPtr, null) ?? undefined,
+      chatTemplate:
+        options.chatTemplate ?? api.llama_model_chat_template(modelPtr, null) ?? undefined,
     };
     this.capabilities = {
       nLayer,
@@ -490,6 +502,38 @@ export class LlamaEngine implements Engine {
         `${this.model.path} has no chat template; pass a template (e.g. "chatml")`,
       );
     if (messages.length === 0) throw new EngineError("argument", "renderChat needs messages");
+    const addAssistant = options.addAssistant ?? true;
+    // A name ("chatml", "llama3" …) picks from llama.cpp's built-in list; a template text is
+    // rendered as Jinja, and only one this Jinja cannot parse goes to llama.cpp, which then
+    // recognises it by its markers or refuses it.
+    if (isTemplateName(template)) return this.renderBuiltIn(template, messages, addAssistant);
+    const parsed = parseChatTemplate(template);
+    if (parsed instanceof Error)
+      return this.renderBuiltIn(template, messages, addAssistant, parsed.message);
+    return renderChatTemplate(parsed, template, messages, {
+      addGenerationPrompt: addAssistant,
+      ...this.templateTokens(),
+    });
+  }
+
+  /** The vocabulary's BOS/EOS texts as chat templates see them. */
+  templateTokens(): { bosToken: string; eosToken: string; tokenizerAddsBos: boolean } {
+    const text = (t: Token | undefined) =>
+      t === undefined ? "" : this.tokenText(t, { renderSpecial: true });
+    return {
+      bosToken: text(this.special.bos),
+      eosToken: text(this.special.eos),
+      tokenizerAddsBos: this.special.addBos,
+    };
+  }
+
+  /** llama_chat_apply_template: llama.cpp's fixed list of known templates. */
+  private renderBuiltIn(
+    template: string,
+    messages: ChatMessage[],
+    addAssistant: boolean,
+    jinjaError?: string,
+  ): string {
     const chat = messages.map((m) => ({ role: m.role, content: m.content }));
     let size = 256 + chat.reduce((n, m) => n + 2 * Buffer.byteLength(m.content) + 64, 0);
     for (let attempt = 0; attempt < 2; attempt++) {
@@ -498,15 +542,17 @@ export class LlamaEngine implements Engine {
         template,
         chat,
         chat.length,
-        options.addAssistant ?? true,
+        addAssistant,
         buf,
         size,
       ) as number;
       if (n < 0)
         throw new EngineError(
           "chat-template",
-          `llama.cpp does not recognise this chat template (${JSON.stringify(template.slice(0, 60))}…); ` +
-            `it supports a fixed list of known templates, not arbitrary Jinja`,
+          jinjaError === undefined
+            ? `llama.cpp has no built-in chat template named ${JSON.stringify(template)}`
+            : `the chat template does not parse as Jinja (${jinjaError}) and llama.cpp does not ` +
+                `recognise it (${JSON.stringify(template.slice(0, 60))}…)`,
         );
       if (n <= size) return utf8(buf, n);
       size = n + 16;
