@@ -14,8 +14,12 @@ const styles = new WeakMap<Engine, PromptStyle>();
 export function promptStyle(engine: Engine): PromptStyle {
   let style = styles.get(engine);
   if (style === undefined) {
+    // A template given in place of the model's own (--chat-template) is used even by nano.
+    const template = engine.model.chatTemplate;
+    const overridden =
+      template !== undefined && template !== engine.metadata("tokenizer.chat_template");
     style =
-      engine.metadata("general.name") === "ruffian-nano"
+      engine.metadata("general.name") === "ruffian-nano" && !overridden
         ? "nano"
         : engine.model.chatTemplate
           ? "chat-template"

@@ -9,6 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ensureRealVocabModel } from "../../src/models/real-vocab-model.js";
 import { openEngine, type LlamaEngine } from "../../src/engine/open.js";
+import { nanoModelPath } from "../../src/paths.js";
 import { ruffian } from "./chat-helpers.js";
 
 const tmp = mkdtempSync(join(tmpdir(), "ruffian-template-"));
@@ -71,11 +72,14 @@ test("a template Jinja cannot parse exits 2 with the file and the parser's messa
 
 /** `ruffian run` for one token; the prompt's token count from the done event. */
 function promptTokens(...extra: string[]): number {
+  return promptTokensOf(model, ...extra);
+}
+function promptTokensOf(modelPath: string, ...extra: string[]): number {
   const events = join(tmp, `events-${Math.random().toString(36).slice(2)}.jsonl`);
   const r = ruffian([
     "run",
     "-m",
-    model,
+    modelPath,
     "-p",
     "Hello there",
     "-n",
@@ -128,4 +132,18 @@ test("chat runs with a --chat-template override", () => {
   );
   assert.equal(r.code, 0, r.stderr);
   noStackTrace(r.stderr);
+});
+
+test("ruffian-nano's Q:/A: format gives way to a --chat-template override", async () => {
+  const override = file("nano.jinja", "{% for m in messages %}<<{{ m.content }}>>{% endfor %}");
+  const nano = await openEngine(nanoModelPath, { contextSize: 256 });
+  try {
+    const own = promptTokensOf(nanoModelPath);
+    const replaced = promptTokensOf(nanoModelPath, "--chat-template", override);
+    const expected = nano.tokenize("<<Hello there>>", { addSpecial: true, parseSpecial: true });
+    assert.equal(replaced, expected.length);
+    assert.notEqual(own, replaced);
+  } finally {
+    nano.dispose();
+  }
 });
