@@ -187,7 +187,7 @@ test("ruffian eval --few-shot 0,3 --prompt-file runs end to end on a random-weig
     const { prompt, stop } = promptFilePrompt(engine, file, 3, "What is 9 factorial?");
     assert.match(
       prompt,
-      /^<\|im_start\|>user\n[\s\S]*User: What is 9 factorial\?\nAssistant:<\|im_end\|>\n<\|im_start\|>assistant\n$/,
+      /^<\|im_start\|>system\nYou are a helpful assistant<\|im_end\|>\n<\|im_start\|>user\n[\s\S]*User: What is 9 factorial\?\nAssistant:<\|im_end\|>\n<\|im_start\|>assistant\n$/,
     );
     assert.deepEqual(stop, ["\nUser:"]);
   } finally {
