@@ -7,13 +7,8 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
-import {
-  getLlama,
-  LlamaLogLevel,
-  type LlamaContext,
-  type LlamaModel,
-  type Token,
-} from "node-llama-cpp";
+import { getLlama, LlamaLogLevel } from "node-llama-cpp";
+import { greedyAfter } from "./greedy.js";
 import {
   nanoModelPath,
   nanoParityPath,
@@ -30,26 +25,6 @@ interface Reference {
   /** Where the result was injected (token index in `tokens`), and the injected text. */
   injectedAt?: number;
   injected?: string;
-}
-
-/** Greedy tokens after `input`, up to EOS or `max` tokens, on a fresh sequence. */
-async function greedyAfter(
-  model: LlamaModel,
-  context: LlamaContext,
-  input: number[],
-  max: number,
-): Promise<number[]> {
-  const seq = context.getSequence();
-  const out: number[] = [];
-  try {
-    for await (const t of seq.evaluate(input as Token[], { temperature: 0 })) {
-      if (model.isEogToken(t) || out.length >= max) break;
-      out.push(t);
-    }
-  } finally {
-    seq.dispose();
-  }
-  return out;
 }
 
 async function checkParity(modelPath: string, parityPath: string): Promise<void> {

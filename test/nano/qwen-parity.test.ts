@@ -6,7 +6,8 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
-import { getLlama, LlamaLogLevel, type Token } from "node-llama-cpp";
+import { getLlama, LlamaLogLevel } from "node-llama-cpp";
+import { greedyAfter } from "./greedy.js";
 import { QWEN_DEFAULT_SYSTEM, chatmlPrompt } from "../../src/nano/chatml-tokens.js";
 import { nanoQwenModelPath, nanoQwenParityPath } from "../../src/paths.js";
 
@@ -30,19 +31,7 @@ test("ruffian-nano-qwen's GGUF writes PyTorch's greedy tokens: region, then answ
   const model = await llama.loadModel({ modelPath: nanoQwenModelPath });
   assert.equal(model.fileInfo.metadata.general.architecture, "qwen2");
   const context = await model.createContext({ contextSize: 512, threads: 1 });
-  const greedy = async (input: number[], max: number): Promise<number[]> => {
-    const seq = context.getSequence();
-    const out: number[] = [];
-    try {
-      for await (const t of seq.evaluate(input as Token[], { temperature: 0 })) {
-        if (model.isEogToken(t) || out.length >= max) break;
-        out.push(t);
-      }
-    } finally {
-      seq.dispose();
-    }
-    return out;
-  };
+  const greedy = (input: number[], max: number) => greedyAfter(model, context, input, max);
   try {
     for (const ref of refs) {
       const text = chatmlPrompt(ref.question, QWEN_DEFAULT_SYSTEM);

@@ -6,23 +6,12 @@ import assert from "node:assert/strict";
 import { spawn, spawnSync } from "node:child_process";
 import { join } from "node:path";
 import { packageRoot } from "../../src/paths.js";
+import { spawnServe } from "./helpers.js";
 
 const bin = join(packageRoot, "bin", "ruffian.js");
 
 test("ruffian serve prints its URL, answers on loopback and stops on SIGTERM", async () => {
-  const child = spawn(process.execPath, [bin, "serve", "--port", "0", "--slots", "2"], {
-    cwd: "/",
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  let stdout = "";
-  const url = await new Promise<string>((resolve, reject) => {
-    child.stdout.on("data", (d: Buffer) => {
-      stdout += d.toString();
-      const m = /(http:\/\/127\.0\.0\.1:\d+) · model/.exec(stdout);
-      if (m) resolve(m[1]!);
-    });
-    child.on("exit", (code) => reject(new Error(`serve exited with ${code} before listening`)));
-  });
+  const { child, url, stdout } = await spawnServe(["--port", "0", "--slots", "2"], { cwd: "/" });
   // It says where it listens before the model is in, then that it serves.
   assert.match(
     stdout,

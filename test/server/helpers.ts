@@ -1,8 +1,10 @@
 // Shared by the server tests: a real server on a loopback port (port 0) over a shipped model, the
 // official openai client pointed at it, and small readers for /metrics and raw HTTP.
+import { spawn, type ChildProcess } from "node:child_process";
+import { join } from "node:path";
 import OpenAI from "openai";
 import { startServer, type RunningServer, type ServeOptions } from "../../src/server/server.js";
-import { nanoModelPath } from "../../src/paths.js";
+import { nanoModelPath, packageRoot } from "../../src/paths.js";
 
 export async function serve(options: Partial<ServeOptions> = {}): Promise<RunningServer> {
   return startServer({ model: nanoModelPath, port: 0, ...options });
@@ -107,4 +109,30 @@ export function greedyStory(server: RunningServer, maxTokens: number) {
     max_tokens: maxTokens,
     temperature: 0,
   });
+}
+
+/** `ruffian serve ARGS` as a child process, resolved once it prints that it serves: its URL and
+ * everything it printed up to then. */
+export async function spawnServe(
+  args: string[],
+  options: { cwd?: string } = {},
+): Promise<{ child: ChildProcess; url: string; stdout: string }> {
+  const child = spawn(
+    process.execPath,
+    [join(packageRoot, "bin", "ruffian.js"), "serve", ...args],
+    {
+      cwd: options.cwd,
+      stdio: ["ignore", "pipe", "pipe"],
+    },
+  );
+  let stdout = "";
+  const url = await new Promise<string>((resolve, reject) => {
+    child.stdout!.on("data", (d: Buffer) => {
+      stdout += d.toString();
+      const m = /(http:\/\/127\.0\.0\.1:\d+) · model/.exec(stdout);
+      if (m) resolve(m[1]!);
+    });
+    child.on("exit", (code) => reject(new Error(`serve exited with ${code} before serving`)));
+  });
+  return { child, url, stdout };
 }

@@ -4,11 +4,10 @@
 // server computes in-band, and the turn ends on <|im_end|> — streaming and not.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
-import { join } from "node:path";
 import OpenAI from "openai";
 import { getLlama, LlamaLogLevel } from "node-llama-cpp";
-import { nanoQwenModelPath, packageRoot } from "../../src/paths.js";
+import { nanoQwenModelPath } from "../../src/paths.js";
+import { spawnServe } from "./helpers.js";
 
 const question = "What is 4821 times 377?";
 
@@ -27,22 +26,9 @@ async function chatmlTokenCount(system: string, user: string): Promise<number> {
 }
 
 test("ruffian serve on ruffian-nano-qwen: the openai client's chat answer computes 4821×377 in-band through ChatML", async () => {
-  const child = spawn(
-    process.execPath,
-    [join(packageRoot, "bin", "ruffian.js"), "serve", "--model", nanoQwenModelPath, "--port", "0"],
-    { stdio: ["ignore", "pipe", "pipe"] },
-  );
+  const { child, url, stdout } = await spawnServe(["--model", nanoQwenModelPath, "--port", "0"]);
   const exited = new Promise<number | null>((r) => child.on("exit", (code) => r(code)));
   try {
-    let stdout = "";
-    const url = await new Promise<string>((resolve, reject) => {
-      child.stdout.on("data", (d: Buffer) => {
-        stdout += d.toString();
-        const m = /(http:\/\/127\.0\.0\.1:\d+) · model/.exec(stdout);
-        if (m) resolve(m[1]!);
-      });
-      child.on("exit", (code) => reject(new Error(`serve exited with ${code} before serving`)));
-    });
     assert.match(stdout, /model ruffian-nano-qwen/);
     const openai = new OpenAI({ baseURL: `${url}/v1`, apiKey: "unused", maxRetries: 0 });
 
